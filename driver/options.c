@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The option table and the parser it drives. One row per option: its name, the type of its
+ * argument, its range, default, environment variable, the commands that take it, and its
+ * help. Parsing, defaults, range checks and --help all come from these rows.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/options.h"
+#include "util/cpulist.h"
+#include "util/size.h"
+
+enum opt_type {
+	OPT_FLAG,    /* no argument: sets a bool */
+	OPT_UINT,    /* unsigned decimal in [min, max] */
+	OPT_SIZE,    /* size with unit in [min, max] */
+	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
+	OPT_STRING,  /* any non-empty text */
+	OPT_CHOICE,  /* one of the '|'-separated words of choices; stored as its index */
+	OPT_CPULIST, /* a CPU list: "0-3,8" */
+};
+
+/* Commands an option applies to. */
+#define C_RUN (1u << CMD_RUN)
+#define C_PREP (1u << CMD_PREPARE)
+#define C_CLEAN (1u << CMD_CLEAN)
+#define C_LIST (1u << CMD_LIST)
+#define C_INFO (1u << CMD_INFO)
+#define C_ALL (C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO)
+#define C_DIR (C_RUN | C_PREP | C_CLEAN | C_INFO)
+
+#define FIELD(f) offsetof(struct options, f)
+#define NOSET ((size_t)-1)
+
+struct opt_def {
+	const char *name;
+	enum opt_type type;
+	const char *metavar;
+	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
+	const char *choices; /* OPT_CHOICE */
+	const char *def;     /* default, parsed like an argument; NULL: none */
+	const char *env;     /* environment variable read before the arguments; NULL: none */
+	size_t field;	     /* where the value goes in struct options */
+	size_t set;	     /* a bool that records that the option was given, or NOSET */
+	unsigned cmds;
+	const char *help;
+};
+
+#define GiB_ (1024.0 * 1024.0 * 1024.0)
+
+static const struct opt_def opt_table[] = {
+	{"dir", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_DIR", FIELD(dir), FIELD(set_dir),
+	 C_DIR, "working directory on the node's /stage server"},
+	{"scale", OPT_CHOICE, "SCALE", 0, 0, "spec|small|tiny", "spec", "STAGEBENCH_SCALE",
+	 FIELD(scale), NOSET, C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO,
+	 "file sizes and counts: the spec's, small (about a minute), tiny (tests)"},
+	{"threads", OPT_UINT, "N", 1, OPTIONS_MAX_CPUS, NULL, NULL, NULL, FIELD(threads),
+	 FIELD(set_threads), C_RUN | C_PREP | C_INFO,
+	 "use the first N allowed cores (default: one thread per allowed core)"},
+	{"cpus", OPT_CPULIST, "LIST", 0, 0, NULL, NULL, NULL, FIELD(cpus_text), FIELD(set_cpus),
+	 C_RUN | C_PREP | C_INFO, "run one thread on each of these CPUs (\"0-3,8\"), one per core"},
+	{"start-at", OPT_SECONDS, "EPOCH", 1, 1e11, NULL, NULL, NULL, FIELD(start_at),
+	 FIELD(set_start_at), C_RUN, "start the timed part at this wall-clock instant (UTC seconds)"},
+	{"start-in", OPT_SECONDS, "SECONDS", 0, 86400, NULL, "5", NULL, FIELD(start_in),
+	 FIELD(set_start_in), C_RUN, "start the timed part this many seconds from now"},
+	{"interval", OPT_SECONDS, "SECONDS", 0.001, 86400, NULL, NULL, NULL, FIELD(interval),
+	 FIELD(set_interval), C_RUN, "start part k at T + k*SECONDS (the same grid on every node)"},
+	{"repeat", OPT_UINT, "K", 1, 10000, NULL, "1", NULL, FIELD(repeat), NOSET, C_RUN,
+	 "run each test K times, recreating the replicas of 1a, 1b and 2 in between"},
+	{"xfer", OPT_SIZE, "SIZE", 4096, GiB_, NULL, "1MiB", NULL, FIELD(xfer), NOSET,
+	 C_RUN | C_PREP, "largest single read or write"},
+	{"seed", OPT_UINT, "N", 0, 18446744073709551615.0, NULL, NULL, NULL, FIELD(seed),
+	 FIELD(set_seed), C_RUN, "seed of the random offsets (default: a random seed, recorded)"},
+	{"node", OPT_STRING, "NAME", 0, 0, NULL, NULL, "STAGEBENCH_NODE", FIELD(node), NOSET,
+	 C_RUN | C_PREP | C_INFO, "name of this node in file names and the summary (default: host name)"},
+	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN | C_INFO,
+	 "write the JSON summary to FILE (atomically)"},
+	{"format", OPT_CHOICE, "FMT", 0, 0, "text|json|csv", "text", NULL, FIELD(format), NOSET,
+	 C_RUN | C_LIST | C_INFO, "what to print on stdout"},
+	{"count", OPT_UINT, "N", 1, 1e12, NULL, NULL, NULL, FIELD(count), FIELD(set_count), C_RUN,
+	 "override N (chunks or files) of the one part run"},
+	{"chunk", OPT_SIZE, "SIZE", 1, 1099511627776.0, NULL, NULL, NULL, FIELD(chunk),
+	 FIELD(set_chunk), C_RUN, "override M (chunk or file size) of the one part run"},
+	{"file-size", OPT_SIZE, "SIZE", 4096, 1125899906842624.0, NULL, NULL, NULL,
+	 FIELD(file_size), FIELD(set_file_size), C_RUN | C_PREP | C_CLEAN,
+	 "override the replica size of the one test named"},
+	{"passes", OPT_UINT, "K", 1, 1e9, NULL, NULL, NULL, FIELD(passes), FIELD(set_passes), C_RUN,
+	 "override the passes over the replica (1a, 1b)"},
+	{"verify", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(verify), NOSET, C_RUN,
+	 "check the header of every 4 KiB block read"},
+	{"fsync", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(fsync), NOSET, C_RUN,
+	 "fsync every file written by test 4 before closing it"},
+	{"keep", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(keep), NOSET, C_RUN,
+	 "keep the files written by test 4"},
+	{"require-ntp", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(require_ntp), NOSET, C_RUN,
+	 "fail (exit 3) when the clock is not NTP-synchronized"},
+	{"late-ok", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(late_ok), NOSET, C_RUN,
+	 "when the start instant is missed, start at once and mark the part late"},
+	{"dry-run", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(dry_run), NOSET,
+	 C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"},
+	{"force", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(force), NOSET,
+	 C_RUN | C_PREP | C_INFO, "replace an existing --out file; prepare: recreate test 3's replica"},
+	{"quiet", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(quiet), NOSET, C_ALL,
+	 "print errors only on stderr"},
+	{"verbose", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(verbose), NOSET, C_ALL,
+	 "print what is being done on stderr"},
+	{"help", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(help), NOSET, C_ALL,
+	 "show this help"},
+};
+
+#define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
+
+static const char *const command_names[CMD_COUNT] = {
+	[CMD_NONE] = "", [CMD_RUN] = "run", [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
+	[CMD_LIST] = "list", [CMD_INFO] = "info",
+};
+
+static const char *const command_help[CMD_COUNT] = {
+	[CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all)",
+	[CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
+	[CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
+	[CMD_LIST] = "             the tests and their parameters at the chosen scale",
+	[CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
+};
+
+const char *options_command_name(enum command cmd)
+{
+	return command_names[cmd];
+}
+
+/* The i-th word of a '|'-separated list, into buf. */
+static const char *options_choice_word(const char *choices, size_t i, char *buf, size_t len)
+{
+	const char *p = choices;
+
+	while (i-- > 0) {
+		p = strchr(p, '|');
+		if (!p)
+			return NULL;
+		p++;
+	}
+	size_t n = strcspn(p, "|");
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static const char *options_choice_at(size_t field, uint64_t index)
+{
+	static char buf[3][16];
+
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		if (opt_table[i].field == field)
+			return options_choice_word(opt_table[i].choices, index, buf[field % 3],
+						   sizeof(buf[0]));
+	}
+	return "?";
+}
+
+const char *options_scale_name(enum scale s)
+{
+	return options_choice_at(FIELD(scale), s);
+}
+
+const char *options_format_name(enum format f)
+{
+	return options_choice_at(FIELD(format), f);
+}
+
+static void options_why(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void options_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* The accepted form of an option's argument, for error messages. */
+static void options_form(const struct opt_def *d, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	switch (d->type) {
+	case OPT_UINT:
+		snprintf(buf, len, "a whole number from %.0f to %.0f", d->min, d->max);
+		break;
+	case OPT_SIZE:
+		snprintf(buf, len, "a size from %s to %s, like 4k, 1M, 150MiB, 4G",
+			 size_format((uint64_t)d->min, lo, sizeof(lo)),
+			 size_format((uint64_t)d->max, hi, sizeof(hi)));
+		break;
+	case OPT_SECONDS:
+		snprintf(buf, len, "seconds from %g to %g, fractions allowed", d->min, d->max);
+		break;
+	case OPT_CHOICE:
+		snprintf(buf, len, "one of %s", d->choices);
+		break;
+	case OPT_CPULIST:
+		snprintf(buf, len, "a CPU list like 0-3,8");
+		break;
+	default:
+		snprintf(buf, len, "a non-empty value");
+		break;
+	}
+}
+
+static int options_set_value(const struct opt_def *d, const char *arg, struct options *o,
+			     const char *origin, char *why, size_t whylen)
+{
+	char *base = (char *)o;
+	char form[128];
+	uint64_t u;
+	double s;
+	int rc = 0;
+
+	options_form(d, form, sizeof(form));
+	switch (d->type) {
+	case OPT_FLAG:
+		*(bool *)(base + d->field) = true;
+		break;
+	case OPT_UINT:
+	case OPT_SIZE:
+		rc = d->type == OPT_UINT ? size_parse_uint(arg, &u) : size_parse(arg, &u);
+		if (rc == 0 && ((double)u < d->min || (double)u > d->max))
+			rc = -ERANGE;
+		if (rc) {
+			options_why(why, whylen, "%s '%s' is %s: expected %s", origin, arg,
+				    rc == -ERANGE ? "out of range" : "malformed", form);
+			return -EINVAL;
+		}
+		*(uint64_t *)(base + d->field) = u;
+		break;
+	case OPT_SECONDS:
+		rc = size_parse_seconds(arg, &s);
+		if (rc == 0 && (s < d->min || s > d->max))
+			rc = -ERANGE;
+		if (rc) {
+			options_why(why, whylen, "%s '%s' is %s: expected %s", origin, arg,
+				    rc == -ERANGE ? "out of range" : "malformed", form);
+			return -EINVAL;
+		}
+		*(double *)(base + d->field) = s;
+		break;
+	case OPT_STRING:
+		if (!arg[0]) {
+			options_why(why, whylen, "%s is empty: expected %s", origin, form);
+			return -EINVAL;
+		}
+		*(const char **)(base + d->field) = arg;
+		break;
+	case OPT_CHOICE: {
+		char word[32];
+		for (u = 0; options_choice_word(d->choices, u, word, sizeof(word)); u++) {
+			if (strcmp(word, arg) == 0) {
+				*(uint64_t *)(base + d->field) = u;
+				goto done;
+			}
+		}
+		options_why(why, whylen, "%s '%s' is not known: expected %s", origin, arg, form);
+		return -EINVAL;
+	}
+	case OPT_CPULIST:
+		rc = cpulist_parse(arg, o->cpus, OPTIONS_MAX_CPUS, &o->ncpus);
+		if (rc) {
+			options_why(why, whylen, "%s '%s' is malformed: expected %s, each CPU once",
+				    origin, arg, form);
+			return -EINVAL;
+		}
+		*(const char **)(base + d->field) = arg;
+		break;
+	}
+done:
+	if (d->set != NOSET)
+		*(bool *)(base + d->set) = true;
+	return 0;
+}
+
+static const struct opt_def *options_find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
+			return &opt_table[i];
+	}
+	return NULL;
+}
+
+static int options_defaults(struct options *o, char *why, size_t whylen)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &opt_table[i];
+		char origin[64];
+
+		if (!d->def)
+			continue;
+		snprintf(origin, sizeof(origin), "default of --%s", d->name);
+		if (options_set_value(d, d->def, o, origin, why, whylen))
+			return -EINVAL;
+		if (d->set != NOSET)
+			*(bool *)((char *)o + d->set) = false;
+	}
+	return 0;
+}
+
+static int options_environment(struct options *o, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &opt_table[i];
+		char origin[96];
+		const char *v;
+
+		if (!d->env || !(v = getenv(d->env)))
+			continue;
+		snprintf(origin, sizeof(origin), "environment variable %s (for --%s)", d->env,
+			 d->name);
+		if (options_set_value(d, v, o, origin, why, whylen))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int options_parse(int argc, char **argv, struct options *o, char *why, size_t whylen)
+{
+	bool only_positional = false;
+	int i = 1;
+
+	if (options_defaults(o, why, whylen))
+		return -EINVAL;
+
+	/* The subcommand comes first; --help and --version may stand alone. */
+	if (i < argc && argv[i][0] != '-') {
+		for (int c = CMD_RUN; c < CMD_COUNT; c++) {
+			if (strcmp(argv[i], command_names[c]) == 0)
+				o->cmd = (enum command)c;
+		}
+		if (o->cmd == CMD_NONE) {
+			options_why(why, whylen,
+				    "unknown command '%s': expected run, prepare, clean, list or info",
+				    argv[i]);
+			return -EINVAL;
+		}
+		i++;
+	}
+	if (options_environment(o, why, whylen))
+		return -EINVAL;
+
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (only_positional || a[0] != '-' || a[1] == '\0') {
+			if (o->ntests >= OPTIONS_MAX_TESTS) {
+				options_why(why, whylen, "too many tests named (at most %d)",
+					    OPTIONS_MAX_TESTS);
+				return -EINVAL;
+			}
+			o->tests[o->ntests++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_positional = true;
+			continue;
+		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			o->help = true;
+			continue;
+		}
+		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			o->version = true;
+			continue;
+		}
+		if (a[1] != '-') {
+			options_why(why, whylen, "unknown option '%s' (see stagebench --help)", a);
+			return -EINVAL;
+		}
+		const char *name = a + 2;
+		const char *eq = strchr(name, '=');
+		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+		const struct opt_def *d = options_find(name, nlen);
+		char origin[64];
+
+		if (!d) {
+			options_why(why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
+				    (int)nlen, name, options_command_name(o->cmd), o->cmd ? " " : "");
+			return -EINVAL;
+		}
+		if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
+			options_why(why, whylen, "option --%s does not apply to '%s'", d->name,
+				    options_command_name(o->cmd));
+			return -EINVAL;
+		}
+		snprintf(origin, sizeof(origin), "--%s", d->name);
+		const char *arg = NULL;
+		if (d->type == OPT_FLAG) {
+			if (eq) {
+				options_why(why, whylen, "--%s takes no value", d->name);
+				return -EINVAL;
+			}
+		} else if (eq) {
+			arg = eq + 1;
+		} else if (i + 1 < argc) {
+			arg = argv[++i];
+		} else {
+			char form[128];
+			options_form(d, form, sizeof(form));
+			options_why(why, whylen, "--%s needs a value: %s", d->name, form);
+			return -EINVAL;
+		}
+		if (options_set_value(d, arg, o, origin, why, whylen))
+			return -EINVAL;
+	}
+
+	if (o->help || o->version)
+		return 0;
+	if (o->cmd == CMD_NONE) {
+		options_why(why, whylen, "no command given: expected run, prepare, clean, list or info");
+		return -EINVAL;
+	}
+	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO) && o->ntests) {
+		options_why(why, whylen, "'%s' takes no test names (got '%s')",
+			    options_command_name(o->cmd), o->tests[0]);
+		return -EINVAL;
+	}
+	if (o->set_start_at && o->set_start_in) {
+		options_why(why, whylen, "--start-at and --start-in exclude each other: give one");
+		return -EINVAL;
+	}
+	if (o->set_threads && o->set_cpus && o->threads != o->ncpus) {
+		options_why(why, whylen,
+			    "--threads %llu disagrees with --cpus '%s', which names %zu CPUs",
+			    (unsigned long long)o->threads, o->cpus_text, o->ncpus);
+		return -EINVAL;
+	}
+	if (o->quiet && o->verbose) {
+		options_why(why, whylen, "--quiet and --verbose exclude each other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void options_help(enum command cmd, FILE *f)
+{
+	if (cmd == CMD_NONE) {
+		fprintf(f, "usage: stagebench COMMAND [OPTIONS] [TEST...]\n\n"
+			   "I/O benchmarks of a node against its /stage server directory.\n\n"
+			   "commands:\n");
+		for (int c = CMD_RUN; c < CMD_COUNT; c++)
+			fprintf(f, "  stagebench %s %s\n", command_names[c], command_help[c]);
+		fprintf(f, "\noptions:\n");
+	} else {
+		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
+			command_names[cmd],
+			cmd == CMD_LIST || cmd == CMD_INFO ? "" : " TEST...",
+			command_help[cmd] + strspn(command_help[cmd], "TEST. "));
+	}
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		const struct opt_def *d = &opt_table[i];
+		char left[48];
+
+		if (cmd != CMD_NONE && !(d->cmds & (1u << cmd)))
+			continue;
+		snprintf(left, sizeof(left), "--%s%s%s", d->name, d->metavar ? " " : "",
+			 d->metavar ? d->metavar : "");
+		fprintf(f, "  %-22s %s", left, d->help);
+		if (d->type == OPT_CHOICE)
+			fprintf(f, " (%s)", d->choices);
+		if (d->def)
+			fprintf(f, " [default: %s]", d->def);
+		if (d->env)
+			fprintf(f, " [env: %s]", d->env);
+		fputc('\n', f);
+	}
+	fprintf(f, "  %-22s %s\n", "--version", "print the version");
+	if (cmd == CMD_NONE)
+		fprintf(f, "\nexit status: 0 ok, 1 a test failed, 2 bad usage or input, 3 a "
+			   "precondition failed,\n130/143 interrupted by SIGINT/SIGTERM.\n");
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line: subcommands, and the options as one declarative table that drives
+ * parsing, defaults, environment variables, range checks and --help.
+ */
+#ifndef STAGEBENCH_OPTIONS_H
+#define STAGEBENCH_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define OPTIONS_MAX_TESTS 32
+#define OPTIONS_MAX_CPUS 4096
+
+enum command { CMD_NONE = 0, CMD_RUN, CMD_PREPARE, CMD_CLEAN, CMD_LIST, CMD_INFO, CMD_COUNT };
+enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
+enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV };
+
+struct options {
+	enum command cmd;
+	const char *tests[OPTIONS_MAX_TESTS]; /* positional arguments */
+	size_t ntests;
+
+	const char *dir;
+	uint64_t scale; /* enum scale */
+	uint64_t threads;
+	const char *cpus_text;
+	unsigned cpus[OPTIONS_MAX_CPUS];
+	size_t ncpus;
+	double start_at;
+	double start_in;
+	double interval;
+	uint64_t repeat;
+	uint64_t xfer;
+	uint64_t seed;
+	const char *node;
+	const char *out;
+	uint64_t format; /* enum format */
+	uint64_t count;
+	uint64_t chunk;
+	uint64_t file_size;
+	uint64_t passes;
+	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
+	bool help, version;
+
+	/* Which options were given (on the command line or through the environment). */
+	bool set_start_at, set_start_in, set_interval, set_seed, set_count, set_chunk;
+	bool set_file_size, set_passes, set_threads, set_cpus, set_dir;
+};
+
+/*
+ * Parse argv into o (defaults first, then environment, then arguments). On error returns
+ * -EINVAL with a one-line message in why (naming the option and the accepted form).
+ */
+int options_parse(int argc, char **argv, struct options *o, char *why, size_t whylen);
+
+/* Print the usage of a command (CMD_NONE: the general usage) generated from the table. */
+void options_help(enum command cmd, FILE *f);
+
+const char *options_command_name(enum command cmd);
+const char *options_scale_name(enum scale s);
+const char *options_format_name(enum format f);
+
+#endif

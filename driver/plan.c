@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tests and parts of the spec as tables, and the plan built from a command line.
+ * Units are binary (KB = KiB). Small scale runs `all` in about a minute on two cores and
+ * under 4 GiB of disk; tiny keeps every file at 8 MiB or less, for tests.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "driver/plan.h"
+#include "util/pattern.h"
+#include "util/size.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define GiB (1024ull * MiB)
+
+const struct test_def plan_tests[] = {
+	{"1a", "read_from_cnode_cache", true, true, false},
+	{"1b", "mmap_file_in", true, true, false},
+	{"2", "read_from_ioserver_cache", true, true, false},
+	{"3", "read_from_disk", true, false, true},
+	{"4", "write_many_files", false, false, false},
+};
+const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
+
+/* {count, chunk, file, passes} at spec, small and tiny scale. */
+const struct part_def plan_parts[] = {
+	{"1a", "1a", "seqread", "read the whole replica PASSES times",
+	 {{0, 0, 150 * MiB, 64}, {0, 0, 32 * MiB, 16}, {0, 0, 4 * MiB, 4}}},
+	{"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
+	 {{0, 0, 750 * MiB, 16}, {0, 0, 64 * MiB, 4}, {0, 0, 8 * MiB, 2}}},
+	{"2a", "2", "randread", "N random aligned reads of M",
+	 {{18000, 4 * KiB, 4 * GiB, 0}, {4000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
+	{"2b", "2", "randread", "N random aligned reads of M",
+	 {{150, 1 * MiB, 4 * GiB, 0}, {50, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+	{"2c", "2", "randread", "N random aligned reads of M",
+	 {{1, 128 * MiB, 4 * GiB, 0}, {1, 32 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+	{"3a", "3", "randread", "N random aligned reads of M",
+	 {{80, 1 * MiB, 512 * GiB, 0}, {40, 1 * MiB, 2 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+	{"3b", "3", "randread", "N random aligned reads of M",
+	 {{1, 96 * MiB, 512 * GiB, 0}, {1, 32 * MiB, 2 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+	{"4a", "4", "manyfiles", "write N new files of M",
+	 {{1200, 4 * KiB, 0, 0}, {300, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
+	{"4b", "4", "manyfiles", "write N new files of M",
+	 {{60, 1 * MiB, 0, 0}, {20, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
+	{"4c", "4", "manyfiles", "write N new files of M",
+	 {{1, 64 * MiB, 0, 0}, {1, 16 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
+};
+const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
+
+static void plan_why(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void plan_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
+{
+	char sz[32];
+
+	size_format(bytes, sz, sizeof(sz));
+	/* "150 MiB" -> "150MiB": no spaces in file names. */
+	char *sp = strchr(sz, ' ');
+	if (sp)
+		memmove(sp, sp + 1, strlen(sp));
+	snprintf(buf, len, "stagebench.%s.%s", test, sz);
+}
+
+static const struct test_def *plan_find_test(const char *name)
+{
+	for (size_t i = 0; i < plan_ntests; i++) {
+		if (strcmp(plan_tests[i].name, name) == 0)
+			return &plan_tests[i];
+	}
+	return NULL;
+}
+
+static const struct part_def *plan_find_part(const char *name)
+{
+	for (size_t i = 0; i < plan_nparts; i++) {
+		if (strcmp(plan_parts[i].name, name) == 0)
+			return &plan_parts[i];
+	}
+	return NULL;
+}
+
+/* Add test t with either all its parts (only == NULL) or just the part only. */
+static int plan_add(struct plan *plan, const struct test_def *t, const struct part_def *only,
+		    const struct options *o, char *why, size_t whylen)
+{
+	struct plan_test *pt = NULL;
+
+	for (size_t i = 0; i < plan->ntests; i++) {
+		const struct plan_test *seen = &plan->tests[i];
+
+		if (seen->def != t)
+			continue;
+		/* "run 2a 2c": parts of one test named one after the other run as that test. */
+		if (only && i == plan->ntests - 1 && seen->partial) {
+			for (size_t k = seen->first; k < seen->first + seen->nparts; k++) {
+				if (plan->parts[k].def == only)
+					goto dup;
+			}
+			pt = &plan->tests[i];
+			break;
+		}
+dup:
+		plan_why(why, whylen, "%s is named more than once (or with its test)",
+			 only ? only->name : t->name);
+		return -EINVAL;
+	}
+	if (!pt) {
+		pt = &plan->tests[plan->ntests++];
+		pt->def = t;
+		pt->first = plan->nparts;
+		pt->nparts = 0;
+		pt->partial = only != NULL;
+	}
+	for (size_t i = 0; i < plan_nparts; i++) {
+		const struct part_def *d = &plan_parts[i];
+		if (strcmp(d->test, t->name) != 0 || (only && d != only))
+			continue;
+		struct plan_part *pp = &plan->parts[plan->nparts++];
+		pp->def = d;
+		pp->p = d->scale[o->scale];
+		pt->nparts++;
+	}
+	pt->file = plan->parts[pt->first].p.file;
+	return 0;
+}
+
+static int plan_overrides(const struct options *o, struct plan *plan, char *why, size_t whylen)
+{
+	bool part_override = o->set_count || o->set_chunk || o->set_passes;
+
+	if (part_override && plan->nparts != 1) {
+		plan_why(why, whylen,
+			 "--count, --chunk and --passes change one part: name a single part "
+			 "(like 2b), not %zu parts",
+			 plan->nparts);
+		return -EINVAL;
+	}
+	if (o->set_file_size && plan->ntests != 1) {
+		plan_why(why, whylen, "--file-size changes one test's replica: name a single test");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < plan->nparts; i++) {
+		struct plan_part *pp = &plan->parts[i];
+		const char *name = pp->def->name;
+
+		if (o->set_count) {
+			if (!pp->p.count) {
+				plan_why(why, whylen, "--count does not apply to %s", name);
+				return -EINVAL;
+			}
+			pp->p.count = o->count;
+		}
+		if (o->set_chunk) {
+			if (!pp->p.chunk) {
+				plan_why(why, whylen, "--chunk does not apply to %s", name);
+				return -EINVAL;
+			}
+			pp->p.chunk = o->chunk;
+		}
+		if (o->set_passes) {
+			if (!pp->p.passes) {
+				plan_why(why, whylen, "--passes applies to 1a and 1b, not %s", name);
+				return -EINVAL;
+			}
+			pp->p.passes = o->passes;
+		}
+		if (o->set_file_size) {
+			if (!pp->p.file) {
+				plan_why(why, whylen, "--file-size does not apply to %s (no replica)",
+					 name);
+				return -EINVAL;
+			}
+			pp->p.file = o->file_size;
+		}
+	}
+	return 0;
+}
+
+static int plan_check(const struct options *o, struct plan *plan, char *why, size_t whylen)
+{
+	char a[32], b[32];
+
+	for (size_t i = 0; i < plan->ntests; i++) {
+		struct plan_test *pt = &plan->tests[i];
+
+		pt->file = plan->parts[pt->first].p.file;
+		pt->replica[0] = '\0';
+		if (!pt->def->has_replica)
+			continue;
+		if (pt->file % PATTERN_BLOCK) {
+			plan_why(why, whylen, "replica size %s of test %s is not a multiple of 4 KiB",
+				 size_format(pt->file, a, sizeof(a)), pt->def->name);
+			return -EINVAL;
+		}
+		plan_replica_name(pt->def->name, pt->file, pt->replica, sizeof(pt->replica));
+	}
+	for (size_t i = 0; i < plan->nparts; i++) {
+		const struct plan_part *pp = &plan->parts[i];
+
+		if (pp->p.file && pp->p.chunk && pp->p.chunk > pp->p.file) {
+			plan_why(why, whylen, "%s: chunk %s is larger than the replica (%s)",
+				 pp->def->name, size_format(pp->p.chunk, a, sizeof(a)),
+				 size_format(pp->p.file, b, sizeof(b)));
+			return -EINVAL;
+		}
+		if (o->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
+			plan_why(why, whylen, "%s: --verify needs a chunk that is a multiple of 4 KiB",
+				 pp->def->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen)
+{
+	memset(plan, 0, sizeof(*plan));
+	if (o->ntests == 0) {
+		plan_why(why, whylen, "name at least one test: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->ntests; i++) {
+		const char *name = o->tests[i];
+		const struct test_def *t = plan_find_test(name);
+		const struct part_def *d = NULL;
+		int rc;
+
+		if (strcmp(name, "all") == 0) {
+			if (o->ntests != 1) {
+				plan_why(why, whylen, "'all' names every test: give it alone");
+				return -EINVAL;
+			}
+			for (size_t k = 0; k < plan_ntests; k++) {
+				rc = plan_add(plan, &plan_tests[k], NULL, o, why, whylen);
+				if (rc)
+					return rc;
+			}
+			continue;
+		}
+		if (!t) {
+			d = plan_find_part(name);
+			if (d)
+				t = plan_find_test(d->test);
+		}
+		if (!t) {
+			plan_why(why, whylen,
+				 "unknown test '%s': expected 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all",
+				 name);
+			return -EINVAL;
+		}
+		rc = plan_add(plan, t, d, o, why, whylen);
+		if (rc)
+			return rc;
+	}
+	int rc = plan_overrides(o, plan, why, whylen);
+	if (rc)
+		return rc;
+	return plan_check(o, plan, why, whylen);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tests of the spec, their parts and parameters at each scale, and the plan of a
+ * command: which parts run, in which order, with which N, M, file size and passes.
+ */
+#ifndef STAGEBENCH_PLAN_H
+#define STAGEBENCH_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver/options.h"
+
+struct part_params {
+	uint64_t count;	 /* N: chunks or files; 0 where it does not apply */
+	uint64_t chunk;	 /* M: chunk or file size; 0 where it does not apply */
+	uint64_t file;	 /* F: replica size; 0 for test 4 */
+	uint64_t passes; /* passes over the replica (1a, 1b); 0 where it does not apply */
+};
+
+struct part_def {
+	const char *name; /* "2a" */
+	const char *test; /* "2" */
+	const char *kind; /* the worker kind: "randread" */
+	const char *what; /* one line for `list` */
+	struct part_params scale[SCALE_COUNT];
+};
+
+struct test_def {
+	const char *name;      /* "2" */
+	const char *title;     /* the spec's name: "read_from_ioserver_cache" */
+	bool has_replica;      /* reads a replica (1a, 1b, 2, 3) */
+	bool recreate;	       /* its replica is deleted and recreated between repetitions */
+	bool needs_prepare;    /* at spec scale the replica must exist already (test 3) */
+};
+
+#define PLAN_MAX_PARTS 16
+#define PLAN_MAX_TESTS 8
+
+struct plan_part {
+	const struct part_def *def;
+	struct part_params p;
+};
+
+struct plan_test {
+	const struct test_def *def;
+	uint64_t file;		/* replica size (0 for test 4) */
+	char replica[64];	/* replica file name in --dir, "" for test 4 */
+	size_t first, nparts;	/* its parts: plan.parts[first .. first+nparts-1] */
+	bool partial;		/* named by its parts ("2b"), not as a whole */
+};
+
+struct plan {
+	struct plan_test tests[PLAN_MAX_TESTS];
+	size_t ntests;
+	struct plan_part parts[PLAN_MAX_PARTS];
+	size_t nparts;
+};
+
+extern const struct test_def plan_tests[];
+extern const size_t plan_ntests;
+extern const struct part_def plan_parts[];
+extern const size_t plan_nparts;
+
+/*
+ * Build the plan for the positional test names of o (1a 1b 2 2a ... 4c all) with o's scale
+ * and overrides. Tests run in the order named; "all" is 1a 1b 2 3 4. A name given twice, or
+ * a part together with its test, is an error; so are overrides when more than one part
+ * (--count, --chunk, --passes) or more than one test (--file-size) is named, and parameters
+ * that do not fit (a chunk larger than the replica, a replica size not a multiple of 4 KiB).
+ * 0, or -EINVAL with a one-line reason in why.
+ */
+int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen);
+
+/* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
+void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);
+
+#endif

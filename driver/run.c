@@ -1,0 +1,685 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The run loop. The main thread owns the plan: it prepares replicas, publishes each part,
+ * decides its start instant and aggregates; one pinned worker thread per core does set-up,
+ * waits for the start instant, runs the part and tears down. They meet at gates: a barrier
+ * that can be broken, so that no thread ever waits for one that has failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver/run.h"
+#include "util/log.h"
+#include "util/prng.h"
+#include "util/size.h"
+#include "workers/registry.h"
+#include "workers/replica.h"
+
+volatile sig_atomic_t run_signal;
+volatile int run_stop;
+
+/* Worker threads and the main thread share run_stop: relaxed atomics, no data race. */
+static void run_stop_set(void)
+{
+	__atomic_store_n(&run_stop, 1, __ATOMIC_RELAXED);
+}
+
+static bool run_stopping(void)
+{
+	return __atomic_load_n(&run_stop, __ATOMIC_RELAXED) != 0;
+}
+
+/* Threads spin (rather than sleep) for the last RUN_SPIN_S before the start instant. */
+#define RUN_SPIN_S 0.002
+/* Without --interval, a part after the first starts this long after all threads are ready. */
+#define RUN_NEXT_LEAD_S 0.010
+
+static void run_on_signal(int sig)
+{
+	if (run_signal) {
+		/* A second signal: the user wants out now. */
+		_exit(sig == SIGINT ? 130 : 143);
+	}
+	run_signal = sig;
+	run_stop = 1;
+}
+
+void run_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = run_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+const char *run_status_name(enum part_status s)
+{
+	static const char *const names[] = {
+		[PART_OK] = "ok",	    [PART_LATE] = "late",
+		[PART_FAILED] = "failed",   [PART_SKIPPED] = "skipped",
+		[PART_INTERRUPTED] = "interrupted",
+	};
+	return names[s];
+}
+
+void run_error(struct node_result *res, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_err("%s", line);
+	if (res->nerrors < sizeof(res->errors) / sizeof(res->errors[0]))
+		res->errors[res->nerrors++] = strdup(line);
+}
+
+void run_format_error(const struct bench_error *e, char *buf, size_t len)
+{
+	char where[48] = "";
+	char gen[96] = "";
+
+	if (e->has_offset)
+		snprintf(where, sizeof(where), " at %llu", (unsigned long long)e->offset);
+	if (e->has_generation)
+		snprintf(gen, sizeof(gen), " (expected generation %llu, found %llu)",
+			 (unsigned long long)e->expected_gen, (unsigned long long)e->found_gen);
+	snprintf(buf, len, "%s '%s'%s: %s%s", e->op[0] ? e->op : "operation", e->path, where,
+		 strerror(e->errnum), gen);
+}
+
+/* A barrier of n parties that can be broken: then every wait returns -ECANCELED. */
+struct gate {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned parties, waiting;
+	unsigned long generation;
+	bool broken;
+};
+
+static void gate_init(struct gate *g, unsigned parties)
+{
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->parties = parties;
+	g->waiting = 0;
+	g->generation = 0;
+	g->broken = false;
+}
+
+static void gate_destroy(struct gate *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+}
+
+static int gate_wait(struct gate *g)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g->mu);
+	if (g->broken) {
+		rc = -ECANCELED;
+		goto out;
+	}
+	unsigned long gen = g->generation;
+	if (++g->waiting == g->parties) {
+		g->waiting = 0;
+		g->generation++;
+		pthread_cond_broadcast(&g->cv);
+		goto out;
+	}
+	while (g->generation == gen && !g->broken)
+		pthread_cond_wait(&g->cv, &g->mu);
+	if (g->generation == gen)
+		rc = -ECANCELED;
+out:
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+static void gate_break(struct gate *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->broken = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* What the main thread publishes to the workers for one part. */
+struct run_shared {
+	struct topo *topo;
+	struct gate gate;
+	size_t nthreads;
+	size_t buf_bytes;
+	uint64_t seed;
+	uint64_t node_hash;
+	const struct bench_ops *ops; /* NULL: quit */
+	struct bench_params params;
+	uint64_t stream;	/* mixes part and repetition into the seed */
+	double start_at;	/* T of the part */
+	bool skip_run;		/* threads set up and tear down but do not run */
+};
+
+struct run_thread {
+	pthread_t tid;
+	struct run_shared *s;
+	struct thread_result res;
+	struct topo_slot slot;
+	void *buf;
+	struct hist *hist;
+	struct bench_ctx ctx;
+	int init_rc;
+	char init_op[16];
+	uint64_t release_mono, end_mono;
+};
+
+static void *run_thread_main(void *arg)
+{
+	struct run_thread *t = arg;
+	struct run_shared *s = t->s;
+	long page = sysconf(_SC_PAGESIZE);
+
+	/* Pin first, so the buffer is allocated and touched on this core's memory. */
+	t->init_rc = topo_bind_self(s->topo, t->slot.pu);
+	if (t->init_rc) {
+		snprintf(t->init_op, sizeof(t->init_op), "bind");
+	} else if ((t->init_rc = -posix_memalign(&t->buf, (size_t)page, s->buf_bytes)) != 0 ||
+		   !(t->hist = malloc(sizeof(*t->hist)))) {
+		if (!t->init_rc)
+			t->init_rc = -ENOMEM;
+		snprintf(t->init_op, sizeof(t->init_op), "allocate");
+	} else {
+		memset(t->buf, 0, s->buf_bytes);
+		hist_init(t->hist);
+	}
+	t->res.cpu_seen = topo_current_cpu();
+	if (gate_wait(&s->gate) < 0) /* initialized */
+		return NULL;
+
+	for (;;) {
+		if (gate_wait(&s->gate) < 0 || !s->ops) /* a part is published, or quit */
+			break;
+		struct bench_ctx *c = &t->ctx;
+		memset(c, 0, sizeof(*c));
+		memset(&t->res.err, 0, sizeof(t->res.err));
+		c->p = &s->params;
+		c->thread = t->res.index;
+		c->buf = t->buf;
+		c->lat = t->hist;
+		c->stop = &run_stop;
+		hist_init(t->hist);
+		prng_seed(&c->rng, s->seed ^ s->stream, s->node_hash, t->res.index);
+		t->res.ran = false;
+		t->res.rc = s->ops->setup ? s->ops->setup(c) : 0;
+		int setup_rc = t->res.rc;
+		if (setup_rc)
+			run_stop_set();
+
+		if (gate_wait(&s->gate) < 0) /* ready */
+			break;
+		if (gate_wait(&s->gate) < 0) /* go: start_at is decided */
+			break;
+		if (!setup_rc && !s->skip_run && !run_stopping()) {
+			double at = clock_wait_until(s->start_at, RUN_SPIN_S, &run_stop);
+			t->release_mono = clock_mono_ns();
+			if (at >= 0) {
+				t->res.release_at = at;
+				t->res.ran = true;
+				t->res.rc = s->ops->run(c);
+				t->end_mono = clock_mono_ns();
+				if (t->res.rc)
+					run_stop_set();
+			}
+		}
+		if (gate_wait(&s->gate) < 0) /* every thread is done with the timed part */
+			break;
+		if (!setup_rc && s->ops->teardown)
+			s->ops->teardown(c);
+		t->res.time_s = t->res.ran ? (double)(t->end_mono - t->release_mono) / 1e9 : 0.0;
+		t->res.bytes = c->bytes;
+		t->res.ops = c->ops;
+		t->res.pages = c->pages;
+		t->res.files = c->files;
+		t->res.retries = c->retries;
+		if (t->res.rc)
+			t->res.err = c->err;
+		if (gate_wait(&s->gate) < 0) /* results are in */
+			break;
+	}
+	free(t->buf);
+	free(t->hist);
+	return NULL;
+}
+
+struct run_state {
+	const struct options *o;
+	const struct plan *plan;
+	struct node_result *res;
+	int dirfd;
+	struct run_shared s;
+	struct run_thread *threads;
+	size_t started;
+	size_t part_index; /* parts run so far, for --interval */
+	bool abort_rest;   /* the start was missed: nothing more runs */
+	double first_start;
+};
+
+/* Stop and join the workers. */
+static void run_threads_stop(struct run_state *st)
+{
+	/* Publish "nothing to do"; then break the gate, for threads that never got that far. */
+	st->s.ops = NULL;
+	gate_wait(&st->s.gate);
+	gate_break(&st->s.gate);
+	for (size_t i = 0; i < st->started; i++)
+		pthread_join(st->threads[i].tid, NULL);
+	st->started = 0;
+}
+
+static int run_threads_start(struct run_state *st, struct topo *topo)
+{
+	struct node_result *res = st->res;
+	size_t n = res->tplan.nslots;
+	sigset_t block, old;
+	int rc = 0;
+
+	st->threads = calloc(n, sizeof(*st->threads));
+	if (!st->threads)
+		return -ENOMEM;
+	st->s.topo = topo;
+	st->s.nthreads = n;
+	gate_init(&st->s.gate, (unsigned)n + 1);
+
+	/* Workers never take SIGINT/SIGTERM: the main thread's handler sets the stop flag. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (size_t i = 0; i < n; i++) {
+		struct run_thread *t = &st->threads[i];
+		t->s = &st->s;
+		t->slot = res->tplan.slots[i];
+		t->res.index = (unsigned)i;
+		t->res.cpu = t->slot.pu;
+		t->res.core = t->slot.core;
+		rc = -pthread_create(&t->tid, NULL, run_thread_main, t);
+		if (rc)
+			break;
+		st->started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		run_error(res, "cannot start thread %zu of %zu: %s", st->started, n, strerror(-rc));
+		gate_break(&st->s.gate);
+		for (size_t i = 0; i < st->started; i++)
+			pthread_join(st->threads[i].tid, NULL);
+		st->started = 0;
+		return rc;
+	}
+	gate_wait(&st->s.gate); /* initialized */
+	for (size_t i = 0; i < n; i++) {
+		struct run_thread *t = &st->threads[i];
+		if (t->init_rc) {
+			run_error(res, "thread %zu: %s to CPU %u: %s", i, t->init_op, t->slot.pu,
+				  strerror(-t->init_rc));
+			rc = t->init_rc;
+		}
+	}
+	if (rc)
+		run_threads_stop(st);
+	return rc;
+}
+
+/* Make sure the replica of test pt is there (creating or recreating it). 0 or an outcome. */
+static enum outcome run_replica(struct run_state *st, const struct plan_test *pt, unsigned rep,
+				struct test_result *tr)
+{
+	const struct options *o = st->o;
+	struct node_result *res = st->res;
+	struct replica_info info;
+	struct bench_error err;
+	char sz[32];
+	int rc;
+
+	rc = replica_probe(st->dirfd, pt->replica, &info);
+	if (rc == 0 && (!info.ours || info.size != pt->file)) {
+		snprintf(tr->error, sizeof(tr->error),
+			 "replica '%s/%s' is %s (%llu bytes): refusing to use or replace it",
+			 res->dir, pt->replica,
+			 info.ours ? "of the wrong size" : "not a stagebench replica",
+			 (unsigned long long)info.size);
+		run_error(res, "test %s: %s", pt->def->name, tr->error);
+		return OUTCOME_PRECONDITION;
+	}
+	if (rc && rc != -ENOENT) {
+		snprintf(tr->error, sizeof(tr->error), "replica '%s/%s': %s", res->dir, pt->replica,
+			 strerror(-rc));
+		run_error(res, "test %s: %s", pt->def->name, tr->error);
+		return OUTCOME_PRECONDITION;
+	}
+	bool exists = rc == 0;
+	if (exists && !(rep > 1 && pt->def->recreate)) {
+		tr->generation = info.generation;
+		return OUTCOME_OK;
+	}
+	if (!exists && pt->def->needs_prepare && o->scale == SCALE_SPEC) {
+		snprintf(tr->error, sizeof(tr->error),
+			 "replica '%s/%s' (%s) is missing: run 'stagebench prepare %s' first",
+			 res->dir, pt->replica, size_format(pt->file, sz, sizeof(sz)),
+			 pt->def->name);
+		run_error(res, "test %s: %s", pt->def->name, tr->error);
+		return OUTCOME_PRECONDITION;
+	}
+	if (exists) {
+		rc = replica_remove(st->dirfd, pt->replica);
+		if (rc && rc != -ENOENT) {
+			snprintf(tr->error, sizeof(tr->error), "cannot remove replica '%s/%s': %s",
+				 res->dir, pt->replica, strerror(-rc));
+			run_error(res, "test %s: %s", pt->def->name, tr->error);
+			return OUTCOME_FAILED;
+		}
+	}
+	uint64_t gen = replica_new_generation();
+	uint64_t t0 = clock_mono_ns();
+	log_info("test %s: %s replica '%s/%s' (%s)", pt->def->name,
+		 exists ? "recreating" : "creating", res->dir, pt->replica,
+		 size_format(pt->file, sz, sizeof(sz)));
+	memset(&err, 0, sizeof(err));
+	rc = replica_create(st->dirfd, res->dir, pt->replica, pt->file, gen,
+			    (unsigned)res->tplan.nslots, o->xfer, false, &run_stop, &err);
+	if (rc == -EEXIST) {
+		/* Another node sharing this server created it first: use theirs. */
+		rc = replica_probe(st->dirfd, pt->replica, &info);
+		if (rc == 0 && info.ours && info.size == pt->file) {
+			log_info("test %s: replica '%s' was created by another node", pt->def->name,
+				 pt->replica);
+			tr->generation = info.generation;
+			return OUTCOME_OK;
+		}
+		err.errnum = EEXIST;
+	}
+	if (rc) {
+		char line[700];
+		if (run_stopping())
+			return OUTCOME_FAILED;
+		run_format_error(&err, line, sizeof(line));
+		snprintf(tr->error, sizeof(tr->error), "preparing replica: %.570s", line);
+		run_error(res, "test %s: %s", pt->def->name, tr->error);
+		return OUTCOME_FAILED;
+	}
+	tr->prepared = true;
+	tr->prepare_s = (double)(clock_mono_ns() - t0) / 1e9;
+	tr->generation = gen;
+	return OUTCOME_OK;
+}
+
+/* Decide the start instant of the next part, after every thread is ready. */
+static enum outcome run_start_instant(struct run_state *st, struct part_result *pr)
+{
+	const struct options *o = st->o;
+	double now = clock_wall();
+	double sched;
+
+	if (st->part_index == 0)
+		sched = st->first_start;
+	else if (o->set_interval)
+		sched = st->first_start + (double)st->part_index * o->interval;
+	else
+		sched = now + RUN_NEXT_LEAD_S;
+	pr->scheduled_at = sched;
+	pr->start_at = sched;
+	if (now < sched)
+		return OUTCOME_OK;
+
+	/* Not ready in time. */
+	pr->late_by_s = now - sched;
+	if (st->part_index == 0 && !o->late_ok) {
+		snprintf(pr->error, sizeof(pr->error),
+			 "start time missed by %.3f s (threads were ready at %.3f, start was %.3f; "
+			 "use a later --start-at or --late-ok)",
+			 pr->late_by_s, now, sched);
+		run_error(st->res, "%s: %s", pr->pp->def->name, pr->error);
+		return OUTCOME_PRECONDITION;
+	}
+	pr->start_at = now + RUN_NEXT_LEAD_S;
+	pr->status = PART_LATE;
+	log_warn("%s: started %.3f s late", pr->pp->def->name, pr->late_by_s + RUN_NEXT_LEAD_S);
+	return OUTCOME_OK;
+}
+
+static void run_aggregate(struct run_state *st, struct part_result *pr)
+{
+	size_t n = st->s.nthreads;
+	double times[n > 0 ? n : 1];
+	double tmax = -INFINITY, rmin = INFINITY, rmax = -INFINITY;
+	size_t ran = 0;
+
+	pr->threads = calloc(n, sizeof(*pr->threads));
+	pr->hist = malloc(sizeof(*pr->hist));
+	pr->nthreads = n;
+	if (pr->hist)
+		hist_init(pr->hist);
+	for (size_t i = 0; i < n; i++) {
+		struct run_thread *t = &st->threads[i];
+		struct thread_result *r = &t->res;
+
+		if (pr->threads)
+			pr->threads[i] = *r;
+		pr->bytes += r->bytes;
+		pr->ops += r->ops;
+		pr->pages += r->pages;
+		pr->files += r->files;
+		pr->retries += r->retries;
+		if (pr->hist)
+			hist_merge(pr->hist, t->hist);
+		if (r->rc && pr->status != PART_FAILED) {
+			char line[560];
+			run_format_error(&r->err, line, sizeof(line));
+			snprintf(pr->error, sizeof(pr->error), "thread %u: %s", r->index, line);
+			pr->status = PART_FAILED;
+		}
+		if (r->rc) {
+			char line[560];
+			run_format_error(&r->err, line, sizeof(line));
+			run_error(st->res, "%s thread %u: %s", pr->pp->def->name, r->index, line);
+		}
+		if (!r->ran)
+			continue;
+		times[ran++] = r->time_s;
+		if (r->release_at + r->time_s > tmax)
+			tmax = r->release_at + r->time_s;
+		if (r->release_at < rmin)
+			rmin = r->release_at;
+		if (r->release_at > rmax)
+			rmax = r->release_at;
+	}
+	if (ran) {
+		pr->node_time_s = tmax - pr->start_at;
+		pr->release_spread_s = rmax - rmin;
+		stats_summarize(times, ran, &pr->thread_time);
+	}
+	if (pr->status == PART_OK || pr->status == PART_LATE) {
+		if (run_stopping() && run_signal)
+			pr->status = PART_INTERRUPTED;
+		else if (ran != n)
+			pr->status = PART_FAILED;
+	}
+}
+
+/* Run one part on every thread. */
+static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
+			     const struct plan_part *pp, const struct test_result *tr,
+			     struct part_result *pr)
+{
+	const struct options *o = st->o;
+	struct node_result *res = st->res;
+	struct run_shared *s = &st->s;
+	enum outcome out = OUTCOME_OK;
+
+	pr->pp = pp;
+	pr->pt = pt;
+	pr->repetition = tr->repetition;
+	pr->generation = tr->generation;
+	pr->xfer = o->xfer;
+	pr->verified = o->verify && pt->def->has_replica;
+	pr->fsync = o->fsync && !pt->def->has_replica;
+	pr->residency = -1.0;
+	if (pt->def->has_replica)
+		snprintf(pr->file, sizeof(pr->file), "%s/%s", res->dir, pt->replica);
+	else
+		snprintf(pr->file, sizeof(pr->file), "%s", res->dir);
+
+	s->ops = bench_find(pp->def->kind);
+	memset(&s->params, 0, sizeof(s->params));
+	s->params.part = pp->def->name;
+	s->params.path = pr->file;
+	s->params.dir = res->dir;
+	s->params.dirfd = st->dirfd;
+	s->params.node = res->node;
+	s->params.run_tag = res->run_tag;
+	s->params.count = pp->p.count;
+	s->params.chunk = pp->p.chunk;
+	s->params.file_bytes = pp->p.file;
+	s->params.passes = pp->p.passes;
+	s->params.xfer = o->xfer;
+	s->params.generation = pt->def->has_replica ? tr->generation : replica_new_generation();
+	s->params.page_size = sysconf(_SC_PAGESIZE);
+	s->params.verify = o->verify;
+	s->params.fsync = o->fsync;
+	s->params.keep = o->keep;
+	s->stream = prng_hash_str(pp->def->name) * 0x9e3779b97f4a7c15ull + tr->repetition;
+	s->skip_run = false;
+
+	gate_wait(&s->gate); /* publish */
+	gate_wait(&s->gate); /* ready */
+	if (pt->def->has_replica)
+		fs_residency(pr->file, &pr->residency);
+	if (run_stopping()) {
+		s->skip_run = true;
+	} else {
+		out = run_start_instant(st, pr);
+		if (out != OUTCOME_OK)
+			s->skip_run = true;
+		s->start_at = pr->start_at;
+	}
+	st->part_index++;
+	gate_wait(&s->gate); /* go */
+	gate_wait(&s->gate); /* done */
+	gate_wait(&s->gate); /* results */
+	if (out != OUTCOME_OK) {
+		pr->status = PART_FAILED;
+		st->abort_rest = true;
+		return out;
+	}
+	run_aggregate(st, pr);
+	if (pr->status == PART_FAILED)
+		return OUTCOME_FAILED;
+	return OUTCOME_OK;
+}
+
+static enum outcome run_signal_outcome(void)
+{
+	return run_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
+}
+
+enum outcome run_execute(const struct options *o, const struct plan *plan, struct topo *topo,
+			 int dirfd, struct node_result *res)
+{
+	struct run_state st;
+	enum outcome out = OUTCOME_OK;
+	size_t reps = (size_t)o->repeat;
+
+	memset(&st, 0, sizeof(st));
+	st.o = o;
+	st.plan = plan;
+	st.res = res;
+	st.dirfd = dirfd;
+	st.first_start = res->start_at;
+	st.s.seed = res->seed;
+	st.s.node_hash = prng_hash_str(res->node);
+	st.s.buf_bytes = (size_t)o->xfer;
+
+	res->tests = calloc(reps * plan->ntests, sizeof(*res->tests));
+	res->parts = calloc(reps * plan->nparts, sizeof(*res->parts));
+	if (!res->tests || !res->parts) {
+		run_error(res, "out of memory");
+		return OUTCOME_FAILED;
+	}
+	if (run_threads_start(&st, topo))
+		return OUTCOME_FAILED;
+
+	for (size_t rep = 1; rep <= reps; rep++) {
+		for (size_t ti = 0; ti < plan->ntests; ti++) {
+			const struct plan_test *pt = &plan->tests[ti];
+			struct test_result *tr = &res->tests[res->ntests++];
+			enum outcome tout = OUTCOME_OK;
+
+			tr->pt = pt;
+			tr->repetition = (unsigned)rep;
+			tr->first_part = res->nparts;
+			if (run_signal || st.abort_rest) {
+				tr->status = run_signal ? PART_INTERRUPTED : PART_SKIPPED;
+				continue;
+			}
+			if (pt->def->has_replica)
+				tout = run_replica(&st, pt, (unsigned)rep, tr);
+			for (size_t k = 0; tout == OUTCOME_OK && k < pt->nparts; k++) {
+				struct part_result *pr = &res->parts[res->nparts++];
+				enum outcome pout;
+
+				tr->nparts++;
+				pout = run_part(&st, pt, &plan->parts[pt->first + k], tr, pr);
+				tr->result_s += pr->node_time_s;
+				if (pr->status > tr->status)
+					tr->status = pr->status;
+				if (pout != OUTCOME_OK) {
+					tout = pout;
+					snprintf(tr->error, sizeof(tr->error), "%s: %.560s",
+						 pr->pp->def->name, pr->error);
+				}
+				if (run_signal || st.abort_rest)
+					break;
+				/* A failed part stopped its own threads; the next part runs. */
+				__atomic_store_n(&run_stop, 0, __ATOMIC_RELAXED);
+			}
+			if (tout != OUTCOME_OK && tr->status < PART_FAILED)
+				tr->status = tout == OUTCOME_PRECONDITION && !tr->nparts ? PART_SKIPPED
+											  : PART_FAILED;
+			if (run_signal)
+				tr->status = PART_INTERRUPTED;
+			out = outcome_worse(out, tout);
+		}
+	}
+	run_threads_stop(&st);
+	gate_destroy(&st.s.gate);
+	free(st.threads);
+	if (run_signal)
+		out = outcome_worse(out, run_signal_outcome());
+	return out;
+}
+
+void run_result_free(struct node_result *res)
+{
+	for (size_t i = 0; i < res->nparts; i++) {
+		free(res->parts[i].threads);
+		free(res->parts[i].hist);
+	}
+	free(res->parts);
+	free(res->tests);
+	for (size_t i = 0; i < res->nerrors; i++)
+		free(res->errors[i]);
+	topo_plan_free(&res->tplan);
+}

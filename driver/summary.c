@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writers of the node summary. Every number printed is computed in run.c; this file only
+ * formats. The JSON field names are the contract of DESIGN.md and README.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "driver/summary.h"
+#include "util/cpulist.h"
+#include "util/json.h"
+#include "util/size.h"
+
+static double summary_rate(uint64_t n, double seconds)
+{
+	return seconds > 0 ? (double)n / seconds : 0.0;
+}
+
+static const char *summary_time(double s, char *buf, size_t len)
+{
+	if (s <= 0)
+		snprintf(buf, len, "-");
+	else if (s < 1e-3)
+		snprintf(buf, len, "%.1f us", s * 1e6);
+	else if (s < 1.0)
+		snprintf(buf, len, "%.2f ms", s * 1e3);
+	else
+		snprintf(buf, len, "%.3f s", s);
+	return buf;
+}
+
+static const char *summary_wall(double epoch, char *buf, size_t len)
+{
+	time_t t = (time_t)epoch;
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	size_t n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03d UTC", (int)((epoch - (double)t) * 1000.0));
+	return buf;
+}
+
+void summary_cpus(const struct topo_plan *tp, char *buf, size_t len)
+{
+	unsigned *cpus = calloc(tp->nslots + 1, sizeof(*cpus));
+
+	if (!cpus) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	for (size_t i = 0; i < tp->nslots; i++)
+		cpus[i] = tp->slots[i].pu;
+	/* cpulist_format wants them ascending. */
+	for (size_t i = 1; i < tp->nslots; i++)
+		for (size_t j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
+			unsigned x = cpus[j];
+			cpus[j] = cpus[j - 1];
+			cpus[j - 1] = x;
+		}
+	cpulist_format(cpus, tp->nslots, buf, len);
+	free(cpus);
+}
+
+void summary_text_clock(const struct node_result *res, FILE *f)
+{
+	if (!res->ntp_ok) {
+		fprintf(f, "clock: NTP state unknown (ntp_adjtime failed)\n");
+		return;
+	}
+	fprintf(f, "clock: %s (maxerror %ld us, esterror %ld us, clocksource %s)\n",
+		res->ntp.synchronized ? "NTP-synchronized" : "NOT NTP-synchronized",
+		res->ntp.maxerror_us, res->ntp.esterror_us,
+		res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown");
+}
+
+void summary_text(const struct node_result *res, const struct options *o, FILE *f)
+{
+	char a[64], b[64], c[64], d[64], e[64], g[64], h[64], cpus[256], wall[64];
+
+	(void)o;
+	summary_cpus(&res->tplan, cpus, sizeof(cpus));
+	fprintf(f, "stagebench %s  node %s  %zu thread%s on CPUs %s\n", STAGEBENCH_VERSION,
+		res->node, res->tplan.nslots, res->tplan.nslots == 1 ? "" : "s", cpus);
+	if (res->fs_ok)
+		fprintf(f, "dir: %s (%s on %s, %s free)\n", res->dir, res->fs.type, res->fs.source,
+			size_format(res->fs.bytes_free, a, sizeof(a)));
+	summary_text_clock(res, f);
+	fprintf(f, "start: %s  seed %llu\n\n", summary_wall(res->start_at, wall, sizeof(wall)),
+		(unsigned long long)res->seed);
+	fprintf(f, "%-4s %-4s %3s %-7s %10s %10s %10s %10s %13s %10s %10s %10s %9s %6s\n", "test",
+		"part", "rep", "status", "node time", "thr min", "thr median", "thr max",
+		"bandwidth", "ops/s", "lat p50", "lat p99", "spread", "cache");
+	for (size_t i = 0; i < res->ntests; i++) {
+		const struct test_result *tr = &res->tests[i];
+
+		for (size_t k = 0; k < tr->nparts; k++) {
+			const struct part_result *pr = &res->parts[tr->first_part + k];
+			double rate = summary_rate(pr->bytes, pr->node_time_s);
+			uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
+			uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
+			char cache[16] = "-";
+
+			if (pr->residency >= 0)
+				snprintf(cache, sizeof(cache), "%.0f%%", pr->residency * 100.0);
+			fprintf(f, "%-4s %-4s %3u %-7s %10s %10s %10s %10s %13s %10.0f %10s %10s %9s %6s\n",
+				tr->pt->def->name, pr->pp->def->name, tr->repetition,
+				run_status_name(pr->status), summary_time(pr->node_time_s, a, sizeof(a)),
+				summary_time(pr->thread_time.min, b, sizeof(b)),
+				summary_time(pr->thread_time.median, c, sizeof(c)),
+				summary_time(pr->thread_time.max, d, sizeof(d)),
+				size_format_rate(rate, e, sizeof(e)),
+				summary_rate(pr->ops, pr->node_time_s),
+				summary_time((double)p50 / 1e9, g, sizeof(g)),
+				summary_time((double)p99 / 1e9, h, sizeof(h)),
+				summary_time(pr->release_spread_s, wall, sizeof(wall)), cache);
+		}
+		fprintf(f, "%-4s %-4s %3u %-7s %10s   result = sum of the parts' node times%s\n",
+			tr->pt->def->name, "sum", tr->repetition, run_status_name(tr->status),
+			summary_time(tr->result_s, a, sizeof(a)),
+			tr->prepared ? "; replica created before the run" : "");
+	}
+	for (size_t i = 0; i < res->nerrors; i++)
+		fprintf(f, "error: %s\n", res->errors[i]);
+	fprintf(f, "status: %s\n", outcome_name(res->outcome));
+}
+
+void summary_csv(const struct node_result *res, FILE *f)
+{
+	fprintf(f, "node,test,repetition,part,status,node_time_s,thread_min_s,thread_median_s,"
+		   "thread_max_s,release_spread_s,bytes,ops,bandwidth_Bps,ops_per_s,latency_p50_s,"
+		   "latency_p99_s,cache_residency,start_at\n");
+	for (size_t i = 0; i < res->nparts; i++) {
+		const struct part_result *pr = &res->parts[i];
+		uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
+		uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
+
+		fprintf(f, "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu,%.1f,%.1f,%.9f,%.9f,%.4f,"
+			   "%.6f\n",
+			res->node, pr->pt->def->name, pr->repetition, pr->pp->def->name,
+			run_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
+			pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
+			(unsigned long long)pr->bytes, (unsigned long long)pr->ops,
+			summary_rate(pr->bytes, pr->node_time_s),
+			summary_rate(pr->ops, pr->node_time_s), (double)p50 / 1e9,
+			(double)p99 / 1e9, pr->residency, pr->start_at);
+	}
+}
+
+static void summary_json_hist(struct json *j, const struct hist *h)
+{
+	json_key(j, "latency_hist");
+	json_object_begin(j);
+	json_kv_string(j, "unit", "ns");
+	json_kv_uint(j, "sub_bits", HIST_SUB_BITS);
+	json_kv_uint(j, "max_bits", HIST_MAX_BITS);
+	json_kv_uint(j, "count", h->count);
+	json_kv_uint(j, "min_ns", h->count ? h->min_ns : 0);
+	json_kv_uint(j, "max_ns", h->max_ns);
+	json_kv_uint(j, "sum_ns", h->sum_ns);
+	json_key(j, "buckets"); /* [index, count] of the non-empty buckets */
+	json_array_begin(j);
+	bool pretty = j->pretty;
+	j->pretty = false;
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (!h->buckets[i])
+			continue;
+		json_array_begin(j);
+		json_uint(j, i);
+		json_uint(j, h->buckets[i]);
+		json_array_end(j);
+	}
+	json_array_end(j);
+	j->pretty = pretty;
+	json_object_end(j);
+}
+
+static void summary_json_part(struct json *j, const struct part_result *pr)
+{
+	char err[600];
+	double t = pr->node_time_s;
+
+	json_object_begin(j);
+	json_kv_string(j, "part", pr->pp->def->name);
+	json_kv_string(j, "kind", pr->pp->def->kind);
+	json_kv_string(j, "file", pr->file);
+	json_kv_uint(j, "count", pr->pp->p.count);
+	json_kv_uint(j, "chunk_bytes", pr->pp->p.chunk);
+	json_kv_uint(j, "file_bytes", pr->pp->p.file);
+	json_kv_uint(j, "passes", pr->pp->p.passes);
+	json_kv_uint(j, "xfer_bytes", pr->xfer);
+	json_kv_uint(j, "generation", pr->generation);
+	json_kv_double(j, "start_at", pr->start_at);
+	json_kv_double(j, "scheduled_at", pr->scheduled_at);
+	json_kv_bool(j, "late", pr->status == PART_LATE || pr->late_by_s > 0);
+	json_kv_double(j, "late_by_s", pr->late_by_s);
+	json_kv_double(j, "node_time_s", t);
+	json_kv_double(j, "release_spread_s", pr->release_spread_s);
+	json_key(j, "thread_time_s");
+	json_object_begin(j);
+	json_kv_double(j, "min", pr->thread_time.min);
+	json_kv_double(j, "median", pr->thread_time.median);
+	json_kv_double(j, "max", pr->thread_time.max);
+	json_object_end(j);
+	json_kv_uint(j, "bytes", pr->bytes);
+	json_kv_uint(j, "ops", pr->ops);
+	json_kv_uint(j, "pages", pr->pages);
+	json_kv_uint(j, "files", pr->files);
+	json_kv_uint(j, "retries", pr->retries);
+	json_kv_double(j, "bandwidth_Bps", summary_rate(pr->bytes, t));
+	json_kv_double(j, "ops_per_s", summary_rate(pr->ops, t));
+	json_kv_double(j, "pages_per_s", summary_rate(pr->pages, t));
+	json_kv_double(j, "files_per_s", summary_rate(pr->files, t));
+	json_key(j, "latency_s");
+	json_object_begin(j);
+	static const struct {
+		const char *name;
+		double q;
+	} qs[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		json_kv_double(j, qs[i].name, pr->hist ? (double)hist_quantile(pr->hist, qs[i].q) / 1e9 : 0);
+	json_kv_double(j, "max", pr->hist ? (double)pr->hist->max_ns / 1e9 : 0);
+	json_object_end(j);
+	if (pr->hist)
+		summary_json_hist(j, pr->hist);
+	json_key(j, "cache_residency");
+	if (pr->residency >= 0)
+		json_double(j, pr->residency);
+	else
+		json_null(j);
+	json_kv_bool(j, "verified", pr->verified && pr->status <= PART_LATE);
+	json_kv_bool(j, "fsync", pr->fsync);
+	json_kv_string(j, "status", run_status_name(pr->status));
+	json_kv_string(j, "error", pr->error[0] ? pr->error : NULL);
+	json_key(j, "per_thread");
+	json_array_begin(j);
+	for (size_t i = 0; pr->threads && i < pr->nthreads; i++) {
+		const struct thread_result *r = &pr->threads[i];
+
+		json_object_begin(j);
+		json_kv_uint(j, "index", r->index);
+		json_kv_uint(j, "cpu", r->cpu);
+		json_kv_uint(j, "core", r->core);
+		json_kv_double(j, "release_at", r->ran ? r->release_at : 0);
+		json_kv_double(j, "time_s", r->time_s);
+		json_kv_uint(j, "bytes", r->bytes);
+		json_kv_uint(j, "ops", r->ops);
+		if (r->rc) {
+			run_format_error(&r->err, err, sizeof(err));
+			json_kv_string(j, "error", err);
+		} else {
+			json_kv_string(j, "error", NULL);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
+{
+	struct json j;
+
+	json_init(&j, f, pretty);
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", SUMMARY_SCHEMA);
+	json_kv_string(&j, "version", STAGEBENCH_VERSION);
+	json_kv_string(&j, "node", res->node);
+	json_kv_string(&j, "host", res->host);
+	json_kv_string(&j, "dir", res->dir);
+	json_key(&j, "fs");
+	json_object_begin(&j);
+	json_kv_string(&j, "type", res->fs_ok ? res->fs.type : NULL);
+	json_kv_string(&j, "source", res->fs_ok ? res->fs.source : NULL);
+	json_kv_string(&j, "mountpoint", res->fs_ok ? res->fs.mountpoint : NULL);
+	json_kv_string(&j, "options", res->fs_ok ? res->fs.options : NULL);
+	json_kv_uint(&j, "bytes_free", res->fs.bytes_free);
+	json_kv_uint(&j, "inodes_free", res->fs.inodes_free);
+	json_object_end(&j);
+	json_key(&j, "clock");
+	json_object_begin(&j);
+	json_kv_bool(&j, "ntp_synchronized", res->ntp_ok && res->ntp.synchronized);
+	json_kv_int(&j, "maxerror_us", res->ntp.maxerror_us);
+	json_kv_int(&j, "esterror_us", res->ntp.esterror_us);
+	json_kv_int(&j, "state", res->ntp.state);
+	json_kv_string(&j, "clocksource", res->ntp.clocksource);
+	json_object_end(&j);
+	json_key(&j, "run");
+	json_object_begin(&j);
+	json_kv_string(&j, "command", options_command_name(o->cmd));
+	json_key(&j, "tests");
+	json_array_begin(&j);
+	for (size_t i = 0; i < o->ntests; i++)
+		json_string(&j, o->tests[i]);
+	json_array_end(&j);
+	json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
+	json_kv_uint(&j, "seed", res->seed);
+	json_kv_uint(&j, "repeat", o->repeat);
+	json_kv_uint(&j, "xfer_bytes", o->xfer);
+	json_key(&j, "interval_s");
+	if (o->set_interval)
+		json_double(&j, o->interval);
+	else
+		json_null(&j);
+	json_kv_double(&j, "started_at", res->started_at);
+	json_kv_double(&j, "start_at", res->start_at);
+	json_kv_string(&j, "run_tag", res->run_tag);
+	json_kv_bool(&j, "verify", o->verify);
+	json_kv_bool(&j, "fsync", o->fsync);
+	json_object_end(&j);
+	json_key(&j, "threads");
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->tplan.nslots; i++) {
+		json_object_begin(&j);
+		json_kv_uint(&j, "index", i);
+		json_kv_uint(&j, "cpu", res->tplan.slots[i].pu);
+		json_kv_uint(&j, "core", res->tplan.slots[i].core);
+		json_kv_uint(&j, "package", res->tplan.slots[i].package);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "tests");
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->ntests; i++) {
+		const struct test_result *tr = &res->tests[i];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "test", tr->pt->def->name);
+		json_kv_string(&j, "title", tr->pt->def->title);
+		json_kv_uint(&j, "repetition", tr->repetition);
+		json_kv_double(&j, "result_s", tr->result_s);
+		json_kv_string(&j, "status", run_status_name(tr->status));
+		json_kv_uint(&j, "generation", tr->generation);
+		json_kv_bool(&j, "prepared", tr->prepared);
+		json_kv_double(&j, "prepare_s", tr->prepare_s);
+		json_kv_string(&j, "error", tr->error[0] ? tr->error : NULL);
+		json_key(&j, "parts");
+		json_array_begin(&j);
+		for (size_t k = 0; k < tr->nparts; k++)
+			summary_json_part(&j, &res->parts[tr->first_part + k]);
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_kv_string(&j, "status", res->outcome == OUTCOME_OK ? "ok"
+				     : res->outcome >= OUTCOME_INTERRUPTED_INT ? "interrupted"
+									      : "failed");
+	json_kv_int(&j, "exit_code", outcome_exit_code(res->outcome));
+	json_key(&j, "errors");
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->nerrors; i++)
+		json_string(&j, res->errors[i]);
+	json_array_end(&j);
+	json_object_end(&j);
+	return json_finish(&j);
+}
+
+int summary_check_out(const char *path, bool force, char *why, size_t whylen)
+{
+	char copy[4096];
+	struct stat st;
+
+	if (!force && lstat(path, &st) == 0) {
+		snprintf(why, whylen, "--out '%s' exists: not replacing it (use --force)", path);
+		return -EEXIST;
+	}
+	snprintf(copy, sizeof(copy), "%s", path);
+	const char *dir = dirname(copy);
+	if (access(dir, W_OK | X_OK) != 0) {
+		int e = errno;
+		snprintf(why, whylen, "--out '%s': cannot write in directory '%s': %s", path, dir,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
+		       bool force)
+{
+	char tmp[4200];
+	int fd, rc = 0;
+	FILE *f = NULL;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		goto out;
+	}
+	rc = summary_json(res, o, f, true);
+	if (!rc && fflush(f) != 0)
+		rc = -errno;
+	if (!rc && fsync(fileno(f)) != 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (rc)
+		goto out;
+	if (force)
+		rc = rename(tmp, path) ? -errno : 0;
+	else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0)
+		rc = -errno;
+out:
+	if (rc)
+		unlink(tmp);
+	return rc;
+}

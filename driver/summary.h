@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node summary: a text table for people, JSON ("stagebench.node/1") for the collector,
+ * CSV for spreadsheets; and the same three views of `info`.
+ */
+#ifndef STAGEBENCH_SUMMARY_H
+#define STAGEBENCH_SUMMARY_H
+
+#include <stdio.h>
+
+#include "driver/options.h"
+#include "driver/run.h"
+
+#define SUMMARY_SCHEMA "stagebench.node/1"
+
+void summary_text(const struct node_result *res, const struct options *o, FILE *f);
+/* 0, or -EIO when writing failed. */
+int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty);
+void summary_csv(const struct node_result *res, FILE *f);
+/* The CPUs of a thread plan as a compact ascending list ("0-3,8"). */
+void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
+/* The one line on the clock and its NTP state. */
+void summary_text_clock(const struct node_result *res, FILE *f);
+
+/*
+ * Write the JSON summary to path atomically: a temporary file in the same directory,
+ * fsync, rename. An existing file is replaced only with force. 0 or -errno.
+ */
+int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
+		       bool force);
+/* Check before the run that path can be written later (directory writable, no clash). */
+int summary_check_out(const char *path, bool force, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+"""Shared helpers of the integration tests: run the real binary in a temporary directory."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BINARY = None
+SOURCE = None
+
+
+def setup_from_argv():
+    """argv: test.py BINARY SOURCE_DIR [unittest args]."""
+    global BINARY, SOURCE
+    if len(sys.argv) < 3:
+        sys.exit("usage: %s STAGEBENCH_BINARY SOURCE_DIR" % sys.argv[0])
+    BINARY = os.path.abspath(sys.argv[1])
+    SOURCE = os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+
+
+def run(args, timeout=120, env=None, prefix=None):
+    """Run stagebench with a list of arguments; returns CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.pop("STAGEBENCH_DIR", None)
+    if env:
+        full_env.update(env)
+    cmd = (prefix or []) + [BINARY] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+def listing(path):
+    """Every entry below path, relative, for 'nothing was created' checks."""
+    out = []
+    for root, dirs, files in os.walk(path):
+        for n in dirs + files:
+            out.append(os.path.relpath(os.path.join(root, n), path))
+    return sorted(out)
+
+
+def info():
+    p = run(["info", "--format", "json"])
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+class TempDirCase(unittest.TestCase):
+    """A fresh temporary directory per test under /tmp, removed afterwards."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="stagebench-test-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def stage(self):
+        d = self.path("stage")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def run_json(self, args, expect=0, **kw):
+        out = self.path("summary-%d.json" % time.monotonic_ns())
+        p = run(list(args) + ["--out", out], **kw)
+        self.assertEqual(p.returncode, expect, "exit %d, stderr: %s" % (p.returncode, p.stderr))
+        with open(out) as f:
+            return json.load(f), p

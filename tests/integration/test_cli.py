@@ -1,0 +1,347 @@
+# SPDX-License-Identifier: MIT
+"""The command line of the real binary: test 1a end to end, the summary, bad input."""
+import json
+import os
+import subprocess
+import time
+import unittest
+
+import sbtest
+from sbtest import run, listing
+
+TINY_1A = 4 * 1024 * 1024
+TINY_1A_PASSES = 4
+
+
+class Run1a(sbtest.TempDirCase):
+    def test_1a_summary(self):
+        stage = self.stage()
+        s, p = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "1"])
+        nthreads = len(s["threads"])
+        self.assertGreaterEqual(nthreads, 1)
+        self.assertEqual(s["schema"], "stagebench.node/1")
+        self.assertEqual(s["status"], "ok")
+        self.assertEqual(s["exit_code"], 0)
+        for key in ("version", "node", "host", "dir", "fs", "clock", "threads", "tests", "errors"):
+            self.assertIn(key, s)
+        self.assertIn("ntp_synchronized", s["clock"])
+        self.assertTrue(s["clock"]["clocksource"])
+        self.assertTrue(s["fs"]["type"])
+        self.assertEqual(len(s["tests"]), 1)
+        t = s["tests"][0]
+        self.assertEqual(t["test"], "1a")
+        self.assertEqual(t["status"], "ok")
+        self.assertTrue(t["prepared"])
+        self.assertEqual(len(t["parts"]), 1)
+        part = t["parts"][0]
+        self.assertEqual(part["part"], "1a")
+        self.assertEqual(part["file_bytes"], TINY_1A)
+        self.assertEqual(part["passes"], TINY_1A_PASSES)
+        self.assertEqual(part["xfer_bytes"], 1024 * 1024)
+        self.assertEqual(part["bytes"], TINY_1A_PASSES * TINY_1A * nthreads)
+        self.assertEqual(part["ops"], TINY_1A_PASSES * nthreads)
+        self.assertEqual(part["file"], os.path.join(os.path.realpath(stage), "stagebench.1a.4MiB"))
+        self.assertGreater(part["node_time_s"], 0)
+        self.assertAlmostEqual(t["result_s"], part["node_time_s"], places=9)
+        tt = part["thread_time_s"]
+        self.assertGreater(tt["min"], 0)
+        self.assertLessEqual(tt["min"], tt["median"])
+        self.assertLessEqual(tt["median"], tt["max"])
+        self.assertGreaterEqual(part["node_time_s"], tt["max"])
+        self.assertGreaterEqual(part["release_spread_s"], 0)
+        self.assertLess(part["release_spread_s"], 0.1)
+        self.assertGreater(part["bandwidth_Bps"], 0)
+        lat = part["latency_s"]
+        self.assertTrue(0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"] * 1.01)
+        self.assertEqual(part["latency_hist"]["count"], part["ops"])
+        self.assertEqual(sum(c for _, c in part["latency_hist"]["buckets"]), part["ops"])
+        self.assertIsNotNone(part["cache_residency"])
+        self.assertEqual(len(part["per_thread"]), nthreads)
+        cpus = [th["cpu"] for th in s["threads"]]
+        for i, th in enumerate(part["per_thread"]):
+            self.assertEqual(th["index"], i)
+            self.assertEqual(th["cpu"], cpus[i])
+            self.assertEqual(th["bytes"], TINY_1A_PASSES * TINY_1A)
+            self.assertEqual(th["ops"], TINY_1A_PASSES)
+            self.assertIsNone(th["error"])
+            self.assertGreaterEqual(th["release_at"], part["start_at"])
+            self.assertLess(th["release_at"] - part["start_at"], 0.1)
+            self.assertGreater(th["time_s"], 0)
+        # the text table went to stdout
+        self.assertIn("1a", p.stdout)
+        self.assertIn("status: ok", p.stdout)
+
+    def test_threads_one_and_cpu_list(self):
+        stage = self.stage()
+        s, _ = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.5",
+                              "--threads", "1"])
+        self.assertEqual(len(s["threads"]), 1)
+        self.assertEqual(len(s["tests"][0]["parts"][0]["per_thread"]), 1)
+        allowed = sbtest.info()["topology"]["allowed_cpus"]
+        last = int(allowed.split(",")[-1].split("-")[-1])
+        s, _ = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.5",
+                              "--cpus", str(last)])
+        self.assertEqual([t["cpu"] for t in s["threads"]], [last])
+
+    def test_taskset_is_respected(self):
+        stage = self.stage()
+        s, _ = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.5"],
+                             prefix=["taskset", "-c", "0"])
+        self.assertEqual([t["cpu"] for t in s["threads"]], [0])
+        p = run(["info", "--format", "json"], prefix=["taskset", "-c", "0"])
+        i = json.loads(p.stdout)
+        self.assertEqual(i["topology"]["allowed_cpus"], "0")
+        if i["topology"]["machine_pus"] > 1:
+            self.assertTrue(i["topology"]["restricted"])
+
+    def test_repeat_recreates_replica(self):
+        stage = self.stage()
+        s, _ = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.5",
+                              "--repeat", "2", "--verify"])
+        self.assertEqual([t["repetition"] for t in s["tests"]], [1, 2])
+        g1, g2 = (t["generation"] for t in s["tests"])
+        self.assertNotEqual(g1, g2)
+        self.assertTrue(s["tests"][1]["prepared"])
+        for t in s["tests"]:
+            self.assertTrue(t["parts"][0]["verified"])
+            self.assertEqual(t["parts"][0]["generation"], t["generation"])
+        self.assertEqual(sorted(os.listdir(stage)), ["stagebench.1a.4MiB"])
+
+    def test_formats_on_stdout(self):
+        stage = self.stage()
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                 "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = json.loads(p.stdout)
+        self.assertEqual(s["tests"][0]["status"], "ok")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                 "--format", "csv"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.strip().splitlines()
+        self.assertTrue(lines[0].startswith("node,test,repetition,part,status,node_time_s"))
+        self.assertEqual(len(lines), 2)
+        self.assertEqual(lines[1].split(",")[3], "1a")
+
+    def test_out_is_never_overwritten_without_force(self):
+        stage = self.stage()
+        out = self.path("s.json")
+        with open(out, "w") as f:
+            f.write("precious")
+        args = ["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3", "--out", out]
+        p = run(args)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("exists", p.stderr)
+        self.assertEqual(open(out).read(), "precious")
+        self.assertEqual(os.listdir(stage), [])
+        p = run(args + ["--force"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.load(open(out))["status"], "ok")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["s.json", "stage"])
+
+    def test_start_at_is_honoured(self):
+        stage = self.stage()
+        at = round(time.time() + 1.5, 3)
+        s, _ = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage,
+                              "--start-at", "%.3f" % at])
+        part = s["tests"][0]["parts"][0]
+        self.assertAlmostEqual(part["start_at"], at, places=3)
+        for th in part["per_thread"]:
+            self.assertGreaterEqual(th["release_at"], at)
+            self.assertLess(th["release_at"], at + 0.05)
+
+    def test_late_ok_marks_late(self):
+        stage = self.stage()
+        s, p = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage,
+                              "--start-at", "%.3f" % (time.time() - 5), "--late-ok"])
+        part = s["tests"][0]["parts"][0]
+        self.assertTrue(part["late"])
+        self.assertEqual(part["status"], "late")
+        self.assertGreater(part["late_by_s"], 4)
+
+    def test_unsynchronized_clock_is_reported(self):
+        stage = self.stage()
+        synced = sbtest.info()["clock"]["ntp_synchronized"]
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        if synced:
+            self.skipTest("this machine's clock is NTP-synchronized")
+        self.assertIn("not NTP-synchronized", p.stderr)
+        self.assertIn("NOT NTP-synchronized", p.stdout)
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                 "--require-ntp"])
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("--require-ntp", p.stderr)
+
+
+class BadInput(sbtest.TempDirCase):
+    """Each bad command exits 2 or 3 with one line on stderr, and creates nothing."""
+
+    def cases(self, stage):
+        past = "%.3f" % (time.time() - 60)
+        far = "%.3f" % (time.time() + 2 * 86400)
+        missing = os.path.join(self.dir, "missing")
+        afile = os.path.join(self.dir, "afile")
+        with open(afile, "w") as f:
+            f.write("x")
+        base = ["--scale", "tiny", "--dir", stage]
+        return [
+            (["run", "9z"] + base, 2, "unknown test '9z'"),
+            (["run"] + base, 2, "name at least one test"),
+            (["frobnicate"], 2, "unknown command 'frobnicate'"),
+            ([], 2, "no command given"),
+            (["run", "1a", "--bogus"] + base, 2, "unknown option '--bogus'"),
+            (["run", "1a", "--xfer", "1.5.3M"] + base, 2, "--xfer '1.5.3M' is malformed"),
+            (["run", "1a", "--xfer", "-4k"] + base, 2, "--xfer '-4k' is malformed"),
+            (["run", "1a", "--xfer", "4q"] + base, 2, "--xfer '4q' is malformed"),
+            (["run", "1a", "--xfer", ""] + base, 2, "--xfer '' is malformed"),
+            (["run", "1a", "--xfer", "99999999999999999999"] + base, 2, "out of range"),
+            (["run", "1a", "--xfer", "2G"] + base, 2, "--xfer '2G' is out of range"),
+            (["run", "1a", "--threads", "0"] + base, 2, "--threads '0' is out of range"),
+            (["run", "1a", "--threads", "4096"] + base, 2, "oversubscription"),
+            (["run", "1a", "--threads"] + base[:0], 2, "--threads needs a value"),
+            (["run", "1a", "--scale", "huge", "--dir", stage], 2, "--scale 'huge' is not known"),
+            (["run", "1a", "--start-in", "1", "--start-at", far] + base, 2, "exclude each other"),
+            (["run", "1a", "--start-at", far] + base, 2, "more than 24 hours"),
+            (["run", "1a", "--start-at", past] + base, 3, "start time missed by"),
+            (["run", "1a", "--node", "a/b"] + base, 2, "--node 'a/b' is not a valid node name"),
+            (["run", "1a", "--node", "n1;rm -rf /"] + base, 2, "is not a valid node name"),
+            (["run", "1a", "--cpus", "0-1", "--threads", "1"] + base, 2, "disagrees"),
+            (["run", "1a", "--cpus", "1,1"] + base, 2, "--cpus '1,1' is malformed"),
+            (["run", "1a", "--cpus", "4000"] + base, 2, "CPU 4000 does not exist"),
+            (["run", "1a", "1a"] + base, 2, "more than once"),
+            (["run", "2", "--count", "5"] + base, 2, "name a single part"),
+            (["run", "1a", "--scale", "tiny"], 2, "--dir"),
+            (["run", "1a", "--scale", "tiny", "--dir", missing], 3, "No such file or directory"),
+            (["run", "1a", "--scale", "tiny", "--dir", afile], 3, "not a directory"),
+            (["list", "1a"], 2, "takes no test names"),
+        ]
+
+    def test_bad_input(self):
+        stage = self.stage()
+        for args, code, text in self.cases(stage):
+            with self.subTest(args=args):
+                before = listing(self.dir)
+                p = run(args)
+                self.assertEqual(p.returncode, code, "%s: %s" % (args, p.stderr))
+                lines = [l for l in p.stderr.splitlines() if l.strip()]
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn(text, lines[0])
+                self.assertTrue(lines[0].startswith("stagebench: error: "), lines[0])
+                self.assertEqual(listing(self.dir), before)
+
+    def test_cpu_outside_inherited_binding(self):
+        stage = self.stage()
+        if sbtest.info()["topology"]["allowed_pus"] < 2:
+            self.skipTest("needs two CPUs")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--cpus", "1"],
+                prefix=["taskset", "-c", "0"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not in the allowed set", p.stderr)
+        self.assertEqual(os.listdir(stage), [])
+
+    def test_env_dir_with_bad_value(self):
+        p = run(["run", "1a", "--scale", "tiny"], env={"STAGEBENCH_SCALE": "huge",
+                                                       "STAGEBENCH_DIR": self.dir})
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("STAGEBENCH_SCALE", p.stderr)
+
+    def test_dry_run_creates_nothing(self):
+        stage = self.stage()
+        p = run(["run", "all", "--scale", "tiny", "--dir", stage, "--dry-run"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for part in ("1a", "1b", "2a", "2b", "2c", "3a", "3b", "4a", "4b", "4c"):
+            self.assertIn("part %s" % part, p.stdout)
+        self.assertIn("nothing was done", p.stdout)
+        self.assertEqual(os.listdir(stage), [])
+
+
+class Commands(sbtest.TempDirCase):
+    def test_help_and_version(self):
+        p = run(["--help"])
+        self.assertEqual(p.returncode, 0)
+        for opt in ("--dir", "--scale", "--threads", "--cpus", "--start-at", "--start-in",
+                    "--repeat", "--xfer", "--seed", "--node", "--out", "--format", "--verify",
+                    "--fsync", "--require-ntp", "--late-ok", "--dry-run"):
+            self.assertIn(opt, p.stdout)
+        p = run(["run", "--help"])
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("--start-at", p.stdout)
+        p = run(["--version"])
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^stagebench \d+\.\d+\.\d+")
+
+    def test_list(self):
+        p = run(["list", "--scale", "spec", "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        parts = {x["part"]: x for x in json.loads(p.stdout)["parts"]}
+        MiB, GiB = 1 << 20, 1 << 30
+        self.assertEqual(parts["1a"]["file_bytes"], 150 * MiB)
+        self.assertEqual(parts["1a"]["passes"], 64)
+        self.assertEqual(parts["1b"]["file_bytes"], 750 * MiB)
+        self.assertEqual(parts["1b"]["passes"], 16)
+        self.assertEqual((parts["2a"]["count"], parts["2a"]["chunk_bytes"]), (18000, 4096))
+        self.assertEqual((parts["2b"]["count"], parts["2b"]["chunk_bytes"]), (150, MiB))
+        self.assertEqual((parts["2c"]["count"], parts["2c"]["chunk_bytes"]), (1, 128 * MiB))
+        self.assertEqual(parts["2a"]["file_bytes"], 4 * GiB)
+        self.assertEqual(parts["3a"]["file_bytes"], 512 * GiB)
+        self.assertEqual((parts["3a"]["count"], parts["3a"]["chunk_bytes"]), (80, MiB))
+        self.assertEqual((parts["3b"]["count"], parts["3b"]["chunk_bytes"]), (1, 96 * MiB))
+        self.assertEqual((parts["4a"]["count"], parts["4a"]["chunk_bytes"]), (1200, 4096))
+        self.assertEqual((parts["4b"]["count"], parts["4b"]["chunk_bytes"]), (60, MiB))
+        self.assertEqual((parts["4c"]["count"], parts["4c"]["chunk_bytes"]), (1, 64 * MiB))
+        p = run(["list", "--scale", "tiny", "--format", "json"])
+        for x in json.loads(p.stdout)["parts"]:
+            self.assertLessEqual(x["file_bytes"], 8 * MiB)
+        p = run(["list"])
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("2c", p.stdout)
+
+    def test_info(self):
+        stage = self.stage()
+        p = run(["info", "--dir", stage, "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        i = json.loads(p.stdout)
+        self.assertEqual(i["topology"]["allowed_cores"], len(i["threads"]))
+        self.assertEqual(i["dir"], os.path.realpath(stage))
+        self.assertTrue(i["fs"]["type"])
+        self.assertTrue(i["fs"]["source"])
+        self.assertGreater(i["fs"]["bytes_free"], 0)
+        self.assertIn("clocksource", i["clock"])
+        p = run(["info", "--dir", stage])
+        self.assertEqual(p.returncode, 0)
+        for word in ("topology", "thread 0", "clock", "filesystem"):
+            self.assertIn(word, p.stdout)
+        self.assertEqual(os.listdir(stage), [])
+
+    def test_prepare_and_clean(self):
+        stage = self.stage()
+        foreign = os.path.join(stage, "stagebench.1a.junk")
+        with open(foreign, "w") as f:
+            f.write("not ours")
+        other = os.path.join(stage, "notes.txt")
+        with open(other, "w") as f:
+            f.write("keep me")
+        p = run(["prepare", "1a", "--scale", "tiny", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(os.path.join(stage, "stagebench.1a.4MiB")))
+        self.assertEqual(os.path.getsize(os.path.join(stage, "stagebench.1a.4MiB")), 4 << 20)
+        p = run(["clean", "1a", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("removed", p.stdout)
+        self.assertIn("left alone", p.stdout)
+        self.assertEqual(sorted(os.listdir(stage)), ["notes.txt", "stagebench.1a.junk"])
+
+    def test_wrong_replica_is_refused(self):
+        stage = self.stage()
+        with open(os.path.join(stage, "stagebench.1a.4MiB"), "wb") as f:
+            f.write(b"\0" * (4 << 20))
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3"])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("not a stagebench replica", p.stderr)
+        with open(os.path.join(stage, "stagebench.1a.4MiB"), "rb") as f:
+            self.assertEqual(f.read(16), b"\0" * 16)
+
+
+if __name__ == "__main__":
+    sbtest.setup_from_argv()
+    unittest.main(verbosity=2)

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Replicas on real files: content and headers of what replica_create writes, what
+ * replica_probe and replica_is_ours say about ours and about foreign files, refusals,
+ * the no-replace race between two processes, and no temporary file left behind.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util/pattern.h"
+#include "workers/replica.h"
+
+#define KIB 1024ull
+#define MIB (1024ull * 1024ull)
+
+/* The filesystems the tests run on: a disk one, and tmpfs, which may refuse O_DIRECT. */
+static const char *const bases[] = {"/tmp", "/dev/shm"};
+
+static char dir[64];
+static int top_fd = -1;
+
+/* Entries of the test directory whose name contains s ("" counts all). */
+static int count_entries(const char *s)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strstr(e->d_name, s))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Compare the whole file with the pattern it must hold, and check every block header. */
+static void check_content(const char *name, uint64_t size, uint64_t gen)
+{
+	unsigned char *got = malloc(MIB), *want = malloc(MIB);
+	uint64_t off, bad = 0, found = 0;
+	int fd = openat(top_fd, name, O_RDONLY);
+	size_t n;
+	int rc;
+
+	CHECK(fd >= 0 && got && want);
+	for (off = 0; fd >= 0 && off < size; off += n) {
+		n = (size_t)(size - off < MIB ? size - off : MIB);
+		CHECK_MSG(pread(fd, got, n, (off_t)off) == (ssize_t)n, "%s at %" PRIu64, name, off);
+		rc = pattern_check_range(got, n, gen, off, &bad, &found);
+		CHECK_MSG(rc == 0, "%s: header at %" PRIu64 ": %d (gen %" PRIu64 ")", name, bad, rc,
+			  found);
+		pattern_fill(want, n, gen, off);
+		CHECK_MSG(memcmp(got, want, n) == 0, "%s: content at %" PRIu64, name, off);
+	}
+	if (fd >= 0)
+		CHECK_MSG(pread(fd, got, 1, (off_t)size) == 0, "%s is longer than %" PRIu64, name,
+			  size);
+	close(fd);
+	free(got);
+	free(want);
+}
+
+struct create_case {
+	const char *name;
+	uint64_t size;
+	unsigned nthreads;
+	uint64_t xfer;
+};
+
+static void test_create(void)
+{
+	const struct create_case cases[] = {
+	    {"r1m", MIB, 2, MIB},
+	    {"r8m", 8 * MIB, 2, MIB},
+	    {"r8m3", 8 * MIB + 12 * KIB, 3, MIB},
+	    {"rodd", 5 * MIB + 4 * KIB, 2, 12 * KIB},
+	    {"rbig", 3 * MIB, 2, 16 * MIB},
+	    {"rblock", 4 * KIB, 4, 4 * KIB},
+	    {"rmany", 2 * MIB, 64, 4 * KIB},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct create_case *k = &cases[i];
+		uint64_t gen = replica_new_generation();
+		struct replica_info info;
+		struct bench_error err;
+		int rc;
+
+		rc = replica_create(top_fd, dir, k->name, k->size, gen, k->nthreads, k->xfer, false,
+				    NULL, &err);
+		CHECK_MSG(rc == 0, "%s: %d %s '%s'", k->name, rc, err.op, err.path);
+		CHECK_U64(err.errnum, 0);
+		check_content(k->name, k->size, gen);
+		rc = replica_probe(top_fd, k->name, &info);
+		CHECK(rc == 0);
+		CHECK_U64(info.size, k->size);
+		CHECK_U64(info.generation, gen);
+		CHECK_MSG(info.ours, "%s", k->name);
+		CHECK(info.mtime > (double)time(NULL) - 600 && info.mtime < (double)time(NULL) + 5);
+		CHECK(replica_is_ours(top_fd, k->name) == 1);
+		CHECK(count_entries(".tmp.") == 0);
+		CHECK(replica_remove(top_fd, k->name) == 0);
+		CHECK(faccessat(top_fd, k->name, F_OK, 0) != 0 && errno == ENOENT);
+	}
+	CHECK(count_entries("") == 0);
+}
+
+static void test_generation(void)
+{
+	uint64_t g[1000];
+	size_t i, j;
+	int dup = 0;
+
+	for (i = 0; i < 1000; i++) {
+		g[i] = replica_new_generation();
+		CHECK(g[i] != 0);
+	}
+	for (i = 0; i < 1000; i++)
+		for (j = i + 1; j < 1000; j++)
+			dup += g[i] == g[j];
+	CHECK(dup == 0);
+}
+
+/* A file with the given content: "zeros", "text", a "half" replica, "wrongoff", ... */
+static void write_file(const char *name, const char *kind, uint64_t size, uint64_t gen)
+{
+	unsigned char *b = calloc(1, size ? size : 1);
+	int fd = openat(top_fd, name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	CHECK(fd >= 0 && b);
+	if (strcmp(kind, "text") == 0)
+		memset(b, 'x', size);
+	if (strcmp(kind, "half") == 0) {
+		/* A valid first block, but the last block is not of this replica. */
+		pattern_fill(b, size, gen, 0);
+		memset(b + size - PATTERN_BLOCK, 0, 64);
+	}
+	if (strcmp(kind, "wrongoff") == 0)
+		pattern_fill(b, size, gen, PATTERN_BLOCK);
+	if (strcmp(kind, "lastgen") == 0) {
+		pattern_fill(b, size, gen, 0);
+		pattern_stamp(b + size - PATTERN_BLOCK, PATTERN_BLOCK, gen + 1,
+			      size - PATTERN_BLOCK);
+	}
+	CHECK(size == 0 || write(fd, b, size) == (ssize_t)size);
+	close(fd);
+	free(b);
+}
+
+struct foreign_case {
+	const char *name;
+	const char *kind;
+	uint64_t size;
+	int is_ours;  /* replica_is_ours */
+	uint64_t gen; /* replica_probe's generation (0: none) */
+};
+
+/*
+ * Files stagebench did not write, or not wholly: never ours as replicas; replica_remove
+ * leaves them unless block 0 is a stagebench block.
+ */
+static void test_foreign(void)
+{
+	const struct foreign_case cases[] = {
+	    {"empty", "zeros", 0, 0, 0},
+	    {"short", "text", 10, 0, 0},
+	    {"text", "text", 8 * KIB, 0, 0},
+	    {"zeros", "zeros", 64 * KIB, 0, 0},
+	    {"wrongoff", "wrongoff", 64 * KIB, 0, 0},
+	    {"half", "half", 64 * KIB, 1, 99},
+	    {"lastgen", "lastgen", 64 * KIB, 1, 99},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct foreign_case *k = &cases[i];
+		struct replica_info info;
+		struct stat st;
+		int rc;
+
+		write_file(k->name, k->kind, k->size, 99);
+		rc = replica_probe(top_fd, k->name, &info);
+		CHECK_MSG(rc == 0, "%s: %d", k->name, rc);
+		CHECK_MSG(!info.ours, "%s", k->name);
+		CHECK_U64(info.size, k->size);
+		CHECK_U64(info.generation, k->gen);
+		CHECK_MSG(replica_is_ours(top_fd, k->name) == k->is_ours, "%s", k->name);
+		rc = replica_remove(top_fd, k->name);
+		if (k->is_ours) {
+			CHECK_MSG(rc == 0, "%s: %d", k->name, rc);
+		} else {
+			CHECK_MSG(rc == -EPERM, "%s: %d", k->name, rc);
+			CHECK(fstatat(top_fd, k->name, &st, 0) == 0);
+			CHECK_U64(st.st_size, k->size);
+			CHECK(unlinkat(top_fd, k->name, 0) == 0);
+		}
+	}
+	CHECK(count_entries("") == 0);
+}
+
+/* Names that are not regular files: refused, never followed, never removed. */
+static void test_not_files(void)
+{
+	struct replica_info info;
+	struct bench_error err;
+	struct stat st;
+
+	CHECK(replica_create(top_fd, dir, "target", 64 * KIB, 5, 1, 64 * KIB, false, NULL, &err) ==
+	      0);
+	CHECK(symlinkat("target", top_fd, "link") == 0);
+	CHECK(mkdirat(top_fd, "sub", 0755) == 0);
+	CHECK(mkfifoat(top_fd, "fifo", 0644) == 0);
+
+	CHECK(replica_probe(top_fd, "link", &info) == -EINVAL);
+	CHECK(replica_is_ours(top_fd, "link") == 0);
+	CHECK(replica_remove(top_fd, "link") == -EPERM);
+	CHECK(fstatat(top_fd, "link", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	CHECK(replica_is_ours(top_fd, "target") == 1);
+
+	CHECK(replica_probe(top_fd, "sub", &info) == -EISDIR);
+	CHECK(replica_is_ours(top_fd, "sub") == 0);
+	CHECK(replica_remove(top_fd, "sub") == -EPERM);
+
+	CHECK(replica_probe(top_fd, "fifo", &info) == -EINVAL);
+	CHECK(replica_is_ours(top_fd, "fifo") == 0);
+	CHECK(replica_remove(top_fd, "fifo") == -EPERM);
+
+	CHECK(replica_probe(top_fd, "missing", &info) == -ENOENT);
+	CHECK(replica_is_ours(top_fd, "missing") == -ENOENT);
+	CHECK(replica_remove(top_fd, "missing") == -ENOENT);
+
+	CHECK(unlinkat(top_fd, "link", 0) == 0);
+	CHECK(unlinkat(top_fd, "sub", AT_REMOVEDIR) == 0);
+	CHECK(unlinkat(top_fd, "fifo", 0) == 0);
+	CHECK(replica_remove(top_fd, "target") == 0);
+	CHECK(count_entries("") == 0);
+}
+
+/* Without replace an existing name always wins, whatever it is; with replace ours goes. */
+static void test_no_replace(void)
+{
+	struct replica_info info;
+	struct bench_error err;
+	char expect[128];
+	struct stat st;
+	int rc;
+
+	snprintf(expect, sizeof(expect), "%s/r", dir);
+	CHECK(replica_create(top_fd, dir, "r", 2 * MIB, 111, 2, MIB, false, NULL, &err) == 0);
+	rc = replica_create(top_fd, dir, "r", 2 * MIB, 222, 2, MIB, false, NULL, &err);
+	CHECK(rc == -EEXIST);
+	CHECK_STR(err.op, "rename");
+	CHECK_STR(err.path, expect);
+	CHECK_U64(err.errnum, EEXIST);
+	CHECK(count_entries(".tmp.") == 0);
+	CHECK(replica_probe(top_fd, "r", &info) == 0 && info.ours);
+	CHECK_U64(info.generation, 111);
+	check_content("r", 2 * MIB, 111);
+
+	rc = replica_create(top_fd, dir, "r", MIB, 333, 2, MIB, true, NULL, &err);
+	CHECK(rc == 0);
+	CHECK(replica_probe(top_fd, "r", &info) == 0 && info.ours);
+	CHECK_U64(info.generation, 333);
+	CHECK_U64(info.size, MIB);
+	CHECK(replica_remove(top_fd, "r") == 0);
+
+	write_file("foreign", "text", 100, 0);
+	rc = replica_create(top_fd, dir, "foreign", MIB, 444, 2, MIB, false, NULL, &err);
+	CHECK(rc == -EEXIST);
+	CHECK(fstatat(top_fd, "foreign", &st, 0) == 0 && st.st_size == 100);
+	CHECK(count_entries(".tmp.") == 0);
+	CHECK(unlinkat(top_fd, "foreign", 0) == 0);
+	CHECK(count_entries("") == 0);
+}
+
+/*
+ * Two processes (two nodes, as far as the names go) prepare the same replica at once:
+ * one wins, the other gets -EEXIST, and the file is wholly the winner's.
+ */
+static void test_race(void)
+{
+	struct replica_info info;
+	struct bench_error err;
+	int status, rc, child_rc;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		rc = replica_create(top_fd, dir, "race", 16 * MIB, 1001, 2, MIB, false, NULL, &err);
+		_exit(rc == 0 ? 0 : rc == -EEXIST ? 1 : 2);
+	}
+	CHECK(pid > 0);
+	rc = replica_create(top_fd, dir, "race", 16 * MIB, 1002, 2, MIB, false, NULL, &err);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	child_rc = WEXITSTATUS(status);
+	CHECK_MSG((rc == 0 && child_rc == 1) || (rc == -EEXIST && child_rc == 0),
+		  "parent %d child %d", rc, child_rc);
+	CHECK(replica_probe(top_fd, "race", &info) == 0 && info.ours);
+	CHECK_U64(info.generation, rc == 0 ? 1002 : 1001);
+	check_content("race", 16 * MIB, info.generation);
+	CHECK(count_entries(".tmp.") == 0);
+	CHECK(replica_remove(top_fd, "race") == 0);
+}
+
+/* Refusals before anything is written, and a stop: nothing is left behind. */
+static void test_refusals(void)
+{
+	const struct {
+		uint64_t size, xfer;
+		int stop;
+		int rc;
+	} cases[] = {
+	    {0, MIB, 0, -EINVAL},    {1000, MIB, 0, -EINVAL},	{MIB, 0, 0, -EINVAL},
+	    {MIB, 1000, 0, -EINVAL}, {8 * MIB, MIB, 1, -EINTR},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		volatile int stop = cases[i].stop;
+		struct bench_error err;
+		int rc;
+
+		rc = replica_create(top_fd, dir, "refused", cases[i].size, 5, 2, cases[i].xfer,
+				    false, &stop, &err);
+		CHECK_MSG(rc == cases[i].rc, "case %zu: %d", i, rc);
+		CHECK_U64(err.errnum, -cases[i].rc);
+		CHECK(count_entries("") == 0);
+	}
+}
+
+/*
+ * More than the filesystem can hold fails at the reservation, before any write, and
+ * leaves nothing. The stop flag is set so that a filesystem that cannot reserve space
+ * stops at the first piece instead of writing a petabyte.
+ */
+static void test_too_big(void)
+{
+	volatile int stop = 1;
+	struct bench_error err;
+	int rc;
+
+	rc = replica_create(top_fd, dir, "huge", 1ull << 50, 5, 2, MIB, false, &stop, &err);
+	CHECK_MSG(rc == -EFBIG || rc == -ENOSPC || rc == -EINTR, "%d", rc);
+	if (rc != -EINTR)
+		CHECK_STR(err.op, "fallocate");
+	CHECK(count_entries("") == 0);
+}
+
+/*
+ * sysfs refuses O_DIRECT at open with EINVAL, as tmpfs did before Linux 6.6: the block is
+ * read through the cache instead, and a sysfs file is of course not ours.
+ */
+static void test_no_direct(void)
+{
+	int fd = open("/sys/kernel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	CHECK(replica_is_ours(fd, "uevent_seqnum") == 0);
+	CHECK(replica_remove(fd, "uevent_seqnum") == -EPERM);
+	close(fd);
+}
+
+int main(void)
+{
+	size_t b;
+
+	for (b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		snprintf(dir, sizeof(dir), "%s/sb-test-replica.XXXXXX", bases[b]);
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			return 1;
+		}
+		top_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		CHECK(top_fd >= 0);
+		test_create();
+		test_generation();
+		test_foreign();
+		test_not_files();
+		test_no_replace();
+		test_race();
+		test_refusals();
+		test_too_big();
+		close(top_fd);
+		CHECK_MSG(rmdir(dir) == 0, "%s: %s", dir, strerror(errno));
+	}
+	test_no_direct();
+	return check_done();
+}

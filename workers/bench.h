@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface between the driver and the benchmark kinds. A kind is one file in workers/
+ * exporting one const struct bench_ops; it gets a context, does the I/O and records counts,
+ * times and the first error. It never prints, never exits and never touches another
+ * thread's context. The driver owns threads, timing, aggregation and output.
+ */
+#ifndef STAGEBENCH_BENCH_H
+#define STAGEBENCH_BENCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/hist.h"
+#include "util/prng.h"
+
+#define BENCH_PATH_MAX 512
+
+/* The first error of a thread, as the driver will report it. */
+struct bench_error {
+	int errnum;		   /* errno value; EBADMSG/ESTALE for verification, EIO for short I/O */
+	char op[16];		   /* "open", "read", "mmap", "touch", "verify", "write", ... */
+	char path[BENCH_PATH_MAX]; /* the file concerned */
+	bool has_offset;
+	uint64_t offset;	   /* byte offset in that file */
+	bool has_generation;	   /* verification failures: what was expected and found */
+	uint64_t expected_gen;
+	uint64_t found_gen;
+};
+
+/* One part's parameters, decided before the release and shared read-only by all threads. */
+struct bench_params {
+	const char *part;	/* "2a" */
+	const char *path;	/* the replica read by this part (read kinds) */
+	const char *dir;	/* the working directory, for messages and created files */
+	int dirfd;		/* an fd of dir, for kinds that create files */
+	const char *node;	/* node name, part of created file names */
+	const char *run_tag;	/* unique per process ("p12345"), part of created file names */
+	uint64_t count;		/* N: chunks (random reads) or files (many files) */
+	uint64_t chunk;		/* M: chunk or file size */
+	uint64_t file_bytes;	/* F: size of the replica */
+	uint64_t passes;	/* passes over the replica (1a, 1b) */
+	uint64_t xfer;		/* largest single read or write */
+	uint64_t generation;	/* of the replica read (for --verify), or of the files written */
+	long page_size;
+	bool verify;		/* check block headers of what is read */
+	bool fsync;		/* fsync each created file before close */
+	bool keep;		/* keep created files after the part */
+};
+
+struct bench_ctx {
+	const struct bench_params *p;
+	unsigned thread;	   /* thread index on this node */
+	struct prng rng;	   /* seeded from (seed, node, thread) by the driver */
+	void *buf;		   /* p->xfer bytes, page aligned, touched by the driver before the release */
+	struct hist *lat;	   /* per-operation latency, owned by the driver */
+	const volatile int *stop;  /* non-zero: another thread failed or a signal came; stop soon */
+	void *priv;		   /* kind-private state between setup, run and teardown */
+
+	/* Results, written by the thread that owns the context. */
+	uint64_t bytes;		/* bytes read or written in the timed window */
+	uint64_t ops;		/* operations completed: passes, chunks, files */
+	uint64_t pages;		/* pages touched (mmap) */
+	uint64_t files;		/* files created (many files) */
+	uint64_t retries;	/* short transfers and EINTR retried */
+	uint64_t sum;		/* touched bytes folded together, so no loop is optimized away */
+	bool stopped;		/* run ended early because *stop was set */
+	struct bench_error err; /* valid when run/setup returned non-zero */
+
+	/* Published for a progress reporter (relaxed stores by the owner, relaxed loads). */
+	_Atomic uint64_t live_bytes;
+	_Atomic uint64_t live_ops;
+};
+
+struct bench_ops {
+	const char *name; /* the kind's name: "seqread" */
+	const char *what; /* one line for `list` */
+	/*
+	 * In the thread, after it is pinned and before the ready barrier: open files, set up
+	 * private state. Must not do timed work. NULL: nothing to do. 0 or -errno (c->err set).
+	 */
+	int (*setup)(struct bench_ctx *c);
+	/*
+	 * The timed work, from the release on. Records one latency sample per operation in
+	 * c->lat, counts in c->bytes/ops/..., publishes progress in c->live_*, checks *c->stop
+	 * between operations (sets c->stopped and returns 0 when it stops early). Returns 0 or
+	 * -errno after filling c->err with the first error.
+	 */
+	int (*run)(struct bench_ctx *c);
+	/*
+	 * After the timed window, whatever run returned, when setup succeeded: close files,
+	 * remove created files unless p->keep. NULL: nothing to do. Never fails the part.
+	 */
+	void (*teardown)(struct bench_ctx *c);
+};
+
+/* Record the first error of a context (later calls are ignored). Returns -errnum. */
+int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
+int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,
+		  int errnum);
+
+/*
+ * A verification failure at offset: op "verify", errnum EBADMSG (not a stagebench block) or
+ * ESTALE (a stagebench block of another generation or offset; the generations are recorded).
+ * First error wins, as above. Returns -errnum.
+ */
+int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, int errnum,
+		      uint64_t expected_gen, uint64_t found_gen);
+
+/*
+ * The same first-error rule for code that has no context (replica_create): fill e unless
+ * it already holds an error (e->errnum != 0). errnum may be given as errno or -errno; 0
+ * becomes EIO. Returns -errnum.
+ */
+int bench_error_set(struct bench_error *e, const char *op, const char *path, bool has_offset,
+		    uint64_t offset, int errnum);
+
+#endif

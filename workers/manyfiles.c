@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test 4: every thread creates `count` new files of `chunk` bytes with unique names in the
+ * working directory, written in xfer pieces (fsync'd with --fsync), and removes them after
+ * the timed window unless asked to keep them. One operation is one file, create to close.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "platform/clock.h"
+#include "platform/fsinfo.h"
+#include "util/pattern.h"
+#include "workers/bench.h"
+
+/* The sequence number is printed with at least this many digits, so names sort. */
+#define MANYFILES_SEQ_DIGITS 6
+/* Room for the longest sequence number (20 digits) and the terminator. */
+#define MANYFILES_SEQ_ROOM 21
+
+struct manyfiles_priv {
+	/* Files 0..created-1 exist because we created them; teardown removes exactly those. */
+	uint64_t created;
+	size_t prefix_len;
+	char name[NAME_MAX + 1]; /* "stagebench.<part>.<node>.<run_tag>.t<thread>." + seq */
+	/* All files, with or without fsync: chosen in setup. */
+	int (*loop)(struct bench_ctx *c, struct manyfiles_priv *s);
+};
+
+/* Complete s->name with seq, in place: the timed loop must neither allocate nor format. */
+static void manyfiles_name(struct manyfiles_priv *s, uint64_t seq)
+{
+	char digits[MANYFILES_SEQ_ROOM];
+	char *d = s->name + s->prefix_len;
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + seq % 10);
+		seq /= 10;
+	} while (seq);
+	while (n < MANYFILES_SEQ_DIGITS)
+		digits[n++] = '0';
+	while (n)
+		*d++ = digits[--n];
+	*d = '\0';
+}
+
+/* Errors name the file by its full path; formatting is fine here, the loop is over. */
+static int manyfiles_fail(struct bench_ctx *c, const struct manyfiles_priv *s, const char *op,
+			  bool has_offset, uint64_t off, int errnum)
+{
+	char path[BENCH_PATH_MAX];
+	const char *dir = c->p->dir ? c->p->dir : ".";
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, s->name) < 0)
+		path[0] = '\0';
+	if (has_offset)
+		return bench_fail_at(c, op, path, off, errnum);
+	return bench_fail(c, op, path, errnum);
+}
+
+/* Write chunk bytes of c->buf, xfer at a time, retrying EINTR and short writes. */
+static int manyfiles_write(struct bench_ctx *c, const struct manyfiles_priv *s, int fd)
+{
+	const struct bench_params *p = c->p;
+	const unsigned char *buf = c->buf;
+	uint64_t done = 0;
+	size_t want, got;
+	ssize_t n;
+	int e;
+
+	while (done < p->chunk) {
+		want = p->chunk - done < p->xfer ? (size_t)(p->chunk - done) : p->xfer;
+		got = 0;
+		while (got < want) {
+			n = write(fd, buf + got, want - got);
+			if (n > 0) {
+				got += (size_t)n;
+				if (got < want)
+					c->retries++;
+				continue;
+			}
+			/* A write of 0 bytes would repeat forever: report it as an I/O error. */
+			e = n < 0 ? errno : EIO;
+			if (e == EINTR) {
+				c->retries++;
+				continue;
+			}
+			return manyfiles_fail(c, s, "write", true, done + got, e);
+		}
+		done += want;
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+manyfiles_loop(struct bench_ctx *c, struct manyfiles_priv *s, const bool do_fsync)
+{
+	const struct bench_params *p = c->p;
+	uint64_t i, t0;
+	int fd, rc, e;
+
+	for (i = 0; i < p->count; i++) {
+		if (*c->stop) {
+			c->stopped = true;
+			return 0;
+		}
+		manyfiles_name(s, i);
+		t0 = clock_mono_ns();
+		fd = fs_create(p->dirfd, s->name, O_WRONLY);
+		if (fd < 0)
+			return manyfiles_fail(c, s, "create", false, 0, -fd);
+		s->created++;
+		rc = manyfiles_write(c, s, fd);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+		if (do_fsync && fsync(fd) != 0) {
+			e = errno;
+			close(fd);
+			return manyfiles_fail(c, s, "fsync", false, 0, e);
+		}
+		/* Write-back errors of NFS and others surface at close: they fail the file. */
+		if (close(fd) != 0)
+			return manyfiles_fail(c, s, "close", false, 0, errno);
+		hist_record(c->lat, clock_mono_ns() - t0);
+		c->files++;
+		c->ops++;
+		c->bytes += p->chunk;
+		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
+		atomic_store_explicit(&c->live_ops, c->ops, memory_order_relaxed);
+	}
+	return 0;
+}
+
+static int manyfiles_loop_plain(struct bench_ctx *c, struct manyfiles_priv *s)
+{
+	return manyfiles_loop(c, s, false);
+}
+
+static int manyfiles_loop_fsync(struct bench_ctx *c, struct manyfiles_priv *s)
+{
+	return manyfiles_loop(c, s, true);
+}
+
+/*
+ * The content is generated here, before the release: xfer bytes of the pattern of
+ * generation p->generation from offset 0, written again for every piece of a file. So
+ * block 0 of every file carries a valid header, which is how `clean` recognises them; a
+ * tail shorter than a block (odd xfer) is zeros.
+ */
+static int manyfiles_setup(struct bench_ctx *c)
+{
+	const struct bench_params *p = c->p;
+	struct manyfiles_priv *s;
+	size_t whole = p->xfer & ~(uint64_t)(PATTERN_BLOCK - 1);
+	int n;
+
+	if (!p->xfer || p->dirfd < 0 || !p->part || !p->node || !p->run_tag)
+		return bench_fail(c, "setup", p->dir, EINVAL);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return bench_fail(c, "setup", p->dir, ENOMEM);
+	n = snprintf(s->name, sizeof(s->name), "stagebench.%s.%s.%s.t%u.", p->part, p->node,
+		     p->run_tag, c->thread);
+	if (n < 0 || (size_t)n + MANYFILES_SEQ_ROOM > sizeof(s->name)) {
+		free(s);
+		return bench_fail(c, "setup", p->dir, ENAMETOOLONG);
+	}
+	s->prefix_len = (size_t)n;
+	s->loop = p->fsync ? manyfiles_loop_fsync : manyfiles_loop_plain;
+	pattern_fill(c->buf, whole, p->generation, 0);
+	memset((unsigned char *)c->buf + whole, 0, p->xfer - whole);
+	c->priv = s;
+	return 0;
+}
+
+static int manyfiles_run(struct bench_ctx *c)
+{
+	struct manyfiles_priv *s = c->priv;
+
+	return s->loop(c, s);
+}
+
+/*
+ * Only names this thread created are removed: never a name that fs_create refused,
+ * since that file belongs to someone else.
+ */
+static void manyfiles_teardown(struct bench_ctx *c)
+{
+	struct manyfiles_priv *s = c->priv;
+	uint64_t i;
+
+	if (!s)
+		return;
+	if (!c->p->keep) {
+		for (i = 0; i < s->created; i++) {
+			manyfiles_name(s, i);
+			unlinkat(c->p->dirfd, s->name, 0);
+		}
+	}
+	free(s);
+	c->priv = NULL;
+}
+
+const struct bench_ops bench_manyfiles = {
+    .name = "manyfiles",
+    .what = "create count new files of chunk bytes, written in xfer pieces (4)",
+    .setup = manyfiles_setup,
+    .run = manyfiles_run,
+    .teardown = manyfiles_teardown,
+};

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Replicas: the files that the read tests read. Written with the block pattern of
+ * util/pattern.h under a temporary name, flushed, and renamed into place, so no reader
+ * ever sees half a replica. Each recreation gets a new generation.
+ */
+#ifndef STAGEBENCH_REPLICA_H
+#define STAGEBENCH_REPLICA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "workers/bench.h"
+
+struct replica_info {
+	uint64_t size;	     /* st_size */
+	uint64_t generation; /* from the header of block 0 */
+	bool ours;	     /* block 0 (and the last block) carry a valid stagebench header */
+	double mtime;	     /* last modification, epoch seconds */
+};
+
+/*
+ * Look at an existing replica without trusting the local page cache: block 0 and the last
+ * block are read with O_DIRECT where the filesystem allows it. 0; -ENOENT when missing;
+ * -EISDIR/-EINVAL when not a regular file or a symlink; other -errno on read errors.
+ */
+int replica_probe(int dirfd, const char *name, struct replica_info *out);
+
+/* A new generation number, unique in practice (wall time in ns mixed with the pid). */
+uint64_t replica_new_generation(void);
+
+/*
+ * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as
+ * name, with nthreads threads each writing a disjoint region in xfer-sized pwrites to
+ * "<name>.tmp.<pid>", then fdatasync and rename into place. An existing name is replaced
+ * only if replace is true (the caller checked it is a stagebench replica); otherwise the
+ * final step fails with -EEXIST (another node won the race; its file stays). *stop aborts.
+ * On any failure the temporary file is removed and *err describes what failed.
+ */
+int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
+		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,
+		   struct bench_error *err);
+
+/*
+ * Remove a replica after checking it is ours (name given, header valid). 0, -ENOENT, or
+ * -EPERM when the file is not a stagebench replica (left alone).
+ */
+int replica_remove(int dirfd, const char *name);
+
+/*
+ * Whether name is a file stagebench wrote, for `clean`: 1 when it is a regular file (not a
+ * symlink) whose block 0 carries a valid stagebench header of any generation (replicas and
+ * the files of test 4 both do), 0 when it is anything else (another file, a directory, a
+ * symlink), -errno when it cannot be read (-ENOENT when missing).
+ */
+int replica_is_ours(int dirfd, const char *name);
+
+#endif
