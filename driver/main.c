@@ -148,6 +148,9 @@ static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
 
 		if (!pt->def->has_replica)
 			continue;
+		/* A run never creates test 3's spec-sized replica: it asks for `prepare 3`. */
+		if (e->o.cmd == CMD_RUN && pt->def->needs_prepare && e->o.scale == SCALE_SPEC)
+			continue;
 		if (replica_probe(e->dirfd, pt->replica, &info) != 0) {
 			b += pt->file;
 			n++;
@@ -280,6 +283,24 @@ static int main_fail(struct main_env *e, enum outcome out, const char *why)
 	return main_finish(e, out);
 }
 
+/*
+ * A failure of `run` once --out is known to be writable: the summary is still written, with
+ * the error and no results, so that a collector sees why this node has none.
+ */
+static int main_run_fail(struct main_env *e, enum outcome out, const char *why)
+{
+	if (out == OUTCOME_USAGE)
+		return main_fail(e, out, why);
+	run_error(&e->res, "%s", why);
+	e->res.outcome = out;
+	if (e->o.out) {
+		int rc = summary_write_file(&e->res, &e->o, e->o.out, e->o.force);
+		if (rc)
+			log_err("cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
+	}
+	return main_finish(e, out);
+}
+
 static int main_run(struct main_env *e)
 {
 	struct options *o = &e->o;
@@ -311,14 +332,14 @@ static int main_run(struct main_env *e)
 		return main_fail(e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION,
 				 why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return main_run_fail(e, out, why);
 	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return main_run_fail(e, out, why);
 	main_clock(e);
 	if (!e->res.ntp_ok || !e->res.ntp.synchronized) {
 		if (o->require_ntp)
-			return main_fail(e, OUTCOME_PRECONDITION,
-					 "the clock is not NTP-synchronized and --require-ntp was given");
+			return main_run_fail(e, OUTCOME_PRECONDITION,
+					     "the clock is not NTP-synchronized and --require-ntp was given");
 		log_warn("the clock is not NTP-synchronized (maxerror %ld us): start instants "
 			 "across nodes may disagree",
 			 e->res.ntp.maxerror_us);
@@ -329,7 +350,7 @@ static int main_run(struct main_env *e)
 		return main_finish(e, OUTCOME_OK);
 	}
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return main_run_fail(e, out, why);
 
 	run_install_signals();
 	out = run_execute(o, &e->plan, e->topo, e->dirfd, &e->res);

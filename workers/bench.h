@@ -95,6 +95,17 @@ struct bench_ops {
 	void (*teardown)(struct bench_ctx *c);
 };
 
+/*
+ * Whether the stop flag is set. Another thread sets it while this one runs, so it is read
+ * as a relaxed atomic load (a plain load on common CPUs): a volatile read alone would be a
+ * data race for C11 and ThreadSanitizer. Whoever sets the flag from a thread should store
+ * it the same way, __atomic_store_n(&flag, 1, __ATOMIC_RELAXED).
+ */
+static inline bool bench_should_stop(const volatile int *stop)
+{
+	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
+}
+
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
 int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,

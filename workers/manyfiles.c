@@ -98,43 +98,63 @@ static int manyfiles_write(struct bench_ctx *c, const struct manyfiles_priv *s, 
 	return 0;
 }
 
+/*
+ * One file, create to close, timed as one operation. A file whose create succeeded is
+ * counted in s->created at once, so that teardown removes it even when a write fails.
+ */
+static inline __attribute__((always_inline)) int
+manyfiles_file(struct bench_ctx *c, struct manyfiles_priv *s, uint64_t seq, const bool do_fsync)
+{
+	const struct bench_params *p = c->p;
+	uint64_t t0;
+	int fd, rc;
+
+	manyfiles_name(s, seq);
+	t0 = clock_mono_ns();
+	fd = fs_create(p->dirfd, s->name, O_WRONLY);
+	if (fd < 0)
+		return manyfiles_fail(c, s, "create", false, 0, -fd);
+	s->created++;
+	rc = manyfiles_write(c, s, fd);
+	if (rc)
+		goto out;
+	if (do_fsync && fsync(fd) != 0) {
+		rc = manyfiles_fail(c, s, "fsync", false, 0, errno);
+		goto out;
+	}
+	/* Write-back errors of NFS and others surface at close: they fail the file. */
+	rc = close(fd);
+	fd = -1;
+	if (rc != 0) {
+		rc = manyfiles_fail(c, s, "close", false, 0, errno);
+		goto out;
+	}
+	hist_record(c->lat, clock_mono_ns() - t0);
+	c->files++;
+	c->ops++;
+	c->bytes += p->chunk;
+	atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
+	atomic_store_explicit(&c->live_ops, c->ops, memory_order_relaxed);
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static inline __attribute__((always_inline)) int
 manyfiles_loop(struct bench_ctx *c, struct manyfiles_priv *s, const bool do_fsync)
 {
-	const struct bench_params *p = c->p;
-	uint64_t i, t0;
-	int fd, rc, e;
+	uint64_t i;
+	int rc;
 
-	for (i = 0; i < p->count; i++) {
-		if (*c->stop) {
+	for (i = 0; i < c->p->count; i++) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}
-		manyfiles_name(s, i);
-		t0 = clock_mono_ns();
-		fd = fs_create(p->dirfd, s->name, O_WRONLY);
-		if (fd < 0)
-			return manyfiles_fail(c, s, "create", false, 0, -fd);
-		s->created++;
-		rc = manyfiles_write(c, s, fd);
-		if (rc) {
-			close(fd);
+		rc = manyfiles_file(c, s, i, do_fsync);
+		if (rc)
 			return rc;
-		}
-		if (do_fsync && fsync(fd) != 0) {
-			e = errno;
-			close(fd);
-			return manyfiles_fail(c, s, "fsync", false, 0, e);
-		}
-		/* Write-back errors of NFS and others surface at close: they fail the file. */
-		if (close(fd) != 0)
-			return manyfiles_fail(c, s, "close", false, 0, errno);
-		hist_record(c->lat, clock_mono_ns() - t0);
-		c->files++;
-		c->ops++;
-		c->bytes += p->chunk;
-		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-		atomic_store_explicit(&c->live_ops, c->ops, memory_order_relaxed);
 	}
 	return 0;
 }
@@ -160,7 +180,8 @@ static int manyfiles_setup(struct bench_ctx *c)
 	const struct bench_params *p = c->p;
 	struct manyfiles_priv *s;
 	size_t whole = p->xfer & ~(uint64_t)(PATTERN_BLOCK - 1);
-	int n;
+
+	int n, rc = 0;
 
 	if (!p->xfer || p->dirfd < 0 || !p->part || !p->node || !p->run_tag)
 		return bench_fail(c, "setup", p->dir, EINVAL);
@@ -170,15 +191,18 @@ static int manyfiles_setup(struct bench_ctx *c)
 	n = snprintf(s->name, sizeof(s->name), "stagebench.%s.%s.%s.t%u.", p->part, p->node,
 		     p->run_tag, c->thread);
 	if (n < 0 || (size_t)n + MANYFILES_SEQ_ROOM > sizeof(s->name)) {
-		free(s);
-		return bench_fail(c, "setup", p->dir, ENAMETOOLONG);
+		rc = bench_fail(c, "setup", p->dir, ENAMETOOLONG);
+		goto out;
 	}
 	s->prefix_len = (size_t)n;
 	s->loop = p->fsync ? manyfiles_loop_fsync : manyfiles_loop_plain;
 	pattern_fill(c->buf, whole, p->generation, 0);
 	memset((unsigned char *)c->buf + whole, 0, p->xfer - whole);
 	c->priv = s;
-	return 0;
+	s = NULL;
+out:
+	free(s);
+	return rc;
 }
 
 static int manyfiles_run(struct bench_ctx *c)

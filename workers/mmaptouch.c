@@ -109,8 +109,7 @@ mmaptouch_pass(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 	m = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		rc = bench_fail(c, "mmap", p->path, errno);
-		close(fd);
-		return rc;
+		goto out;
 	}
 	base = m;
 	g->fd = fd;
@@ -137,7 +136,7 @@ mmaptouch_pass(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 		c->pages += end - first;
 		c->bytes += (end * page < s->len ? end * page : s->len) - first * page;
 		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-		if (*c->stop) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			break;
 		}
@@ -146,7 +145,8 @@ out:
 	atomic_signal_fence(memory_order_seq_cst);
 	g->base = NULL;
 	atomic_signal_fence(memory_order_seq_cst);
-	munmap(m, s->len);
+	if (m != MAP_FAILED)
+		munmap(m, s->len);
 	close(fd);
 	g->fd = -1;
 	c->sum += sum;
@@ -165,7 +165,7 @@ mmaptouch_loop(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 	int rc;
 
 	for (i = 0; i < c->p->passes; i++) {
-		if (*c->stop) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}

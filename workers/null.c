@@ -15,7 +15,7 @@ static int null_run(struct bench_ctx *c)
 	uint64_t i, t0, t1;
 
 	for (i = 0; i < n; i++) {
-		if (*c->stop) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}

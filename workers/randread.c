@@ -71,7 +71,7 @@ randread_loop(struct bench_ctx *c, const struct randread_priv *s, const bool ver
 	int rc;
 
 	for (i = 0; i < p->count; i++) {
-		if (*c->stop) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}

@@ -115,7 +115,8 @@ static int replica_writer_range(struct replica_writer *w)
 		goto out;
 	}
 	for (i = w->first; i < w->end; i++) {
-		if (*j->stop || atomic_load_explicit(&j->abort, memory_order_relaxed)) {
+		if (bench_should_stop(j->stop) ||
+		    atomic_load_explicit(&j->abort, memory_order_relaxed)) {
 			rc = -EINTR;
 			goto out;
 		}
@@ -311,7 +312,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		rc = bench_error_set(err, "close", tmppath, false, 0, errno);
 		goto out;
 	}
-	if (*stop) {
+	if (bench_should_stop(stop)) {
 		rc = bench_error_set(err, "write", tmppath, false, 0, EINTR);
 		goto out;
 	}

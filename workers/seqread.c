@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 		if (off - published >= SEQREAD_PUBLISH_BYTES) {
 			published = off;
 			atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-			if (*c->stop) {
+			if (bench_should_stop(c->stop)) {
 				c->stopped = true;
 				goto out;
 			}
@@ -163,7 +163,7 @@ static int seqread_run(struct bench_ctx *c)
 	int rc;
 
 	for (i = 0; i < c->p->passes; i++) {
-		if (*c->stop) {
+		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}

@@ -268,6 +268,7 @@ static void test_counts(void)
 		CHECK_U64(atomic_load(&r.c.live_ops), k->ops);
 		CHECK_U64(atomic_load(&r.c.live_bytes), k->bytes);
 		CHECK(!r.c.stopped);
+		CHECK_U64(r.c.retries, 0);
 		CHECK_U64(r.c.err.errnum, 0);
 		CHECK(r.c.priv == NULL);
 		if (strcmp(k->kind, "mmaptouch") == 0)
@@ -588,7 +589,7 @@ static void *stop_later(void *arg)
 	struct timespec ts = {0, 30 * 1000 * 1000};
 
 	nanosleep(&ts, NULL);
-	((struct rig *)arg)->stop = 1;
+	__atomic_store_n(&((struct rig *)arg)->stop, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
