@@ -564,6 +564,14 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	s->stream = prng_hash_str(pp->def->name) * 0x9e3779b97f4a7c15ull + tr->repetition;
 	s->skip_run = false;
 
+	/*
+	 * --start-in counts from the moment the first part could start, after any replica
+	 * it needed was created; --start-at is absolute and was fixed by the caller.
+	 */
+	if (st->part_index == 0 && !o->set_start_at) {
+		st->first_start = clock_wall() + o->start_in;
+		res->start_at = st->first_start;
+	}
 	gate_wait(&s->gate); /* publish */
 	gate_wait(&s->gate); /* ready */
 	if (pt->def->has_replica)

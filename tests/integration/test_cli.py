@@ -131,11 +131,13 @@ class Run1a(sbtest.TempDirCase):
         p = run(args)
         self.assertEqual(p.returncode, 2)
         self.assertIn("exists", p.stderr)
-        self.assertEqual(open(out).read(), "precious")
+        with open(out) as f:
+            self.assertEqual(f.read(), "precious")
         self.assertEqual(os.listdir(stage), [])
         p = run(args + ["--force"])
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(json.load(open(out))["status"], "ok")
+        with open(out) as f:
+            self.assertEqual(json.load(f)["status"], "ok")
         self.assertEqual(sorted(os.listdir(self.dir)), ["s.json", "stage"])
 
     def test_start_at_is_honoured(self):
