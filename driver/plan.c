@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tests and parts of the spec as tables, and the plan built from a command line.
- * Units are binary (KB = KiB). Small scale runs `all` in about a minute on two cores and
- * under 4 GiB of disk; tiny keeps every file at 8 MiB or less, for tests.
+ * Units are binary (KB = KiB). Small scale keeps the spec's N and M and the replicas of 1a
+ * and 1b, with fewer passes and 2 and 3 on 1 GiB and 1.5 GiB replicas: `run all` takes
+ * well under a minute on two cores and 3.4 GiB of disk. Tiny keeps every file at 8 MiB or
+ * less, for tests.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -29,25 +31,25 @@ const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 /* {count, chunk, file, passes} at spec, small and tiny scale. */
 const struct part_def plan_parts[] = {
 	{"1a", "1a", "seqread", "read the whole replica PASSES times",
-	 {{0, 0, 150 * MiB, 64}, {0, 0, 32 * MiB, 16}, {0, 0, 4 * MiB, 4}}},
+	 {{0, 0, 150 * MiB, 64}, {0, 0, 150 * MiB, 32}, {0, 0, 4 * MiB, 4}}},
 	{"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
-	 {{0, 0, 750 * MiB, 16}, {0, 0, 64 * MiB, 4}, {0, 0, 8 * MiB, 2}}},
+	 {{0, 0, 750 * MiB, 16}, {0, 0, 750 * MiB, 8}, {0, 0, 8 * MiB, 2}}},
 	{"2a", "2", "randread", "N random aligned reads of M",
-	 {{18000, 4 * KiB, 4 * GiB, 0}, {4000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
+	 {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
 	{"2b", "2", "randread", "N random aligned reads of M",
-	 {{150, 1 * MiB, 4 * GiB, 0}, {50, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+	 {{150, 1 * MiB, 4 * GiB, 0}, {150, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
 	{"2c", "2", "randread", "N random aligned reads of M",
-	 {{1, 128 * MiB, 4 * GiB, 0}, {1, 32 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+	 {{1, 128 * MiB, 4 * GiB, 0}, {1, 128 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
 	{"3a", "3", "randread", "N random aligned reads of M",
-	 {{80, 1 * MiB, 512 * GiB, 0}, {40, 1 * MiB, 2 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+	 {{80, 1 * MiB, 512 * GiB, 0}, {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
 	{"3b", "3", "randread", "N random aligned reads of M",
-	 {{1, 96 * MiB, 512 * GiB, 0}, {1, 32 * MiB, 2 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+	 {{1, 96 * MiB, 512 * GiB, 0}, {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
 	{"4a", "4", "manyfiles", "write N new files of M",
-	 {{1200, 4 * KiB, 0, 0}, {300, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
+	 {{1200, 4 * KiB, 0, 0}, {1200, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
 	{"4b", "4", "manyfiles", "write N new files of M",
-	 {{60, 1 * MiB, 0, 0}, {20, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
+	 {{60, 1 * MiB, 0, 0}, {60, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
 	{"4c", "4", "manyfiles", "write N new files of M",
-	 {{1, 64 * MiB, 0, 0}, {1, 16 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
+	 {{1, 64 * MiB, 0, 0}, {1, 64 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
 };
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
