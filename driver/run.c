@@ -96,8 +96,16 @@ void run_format_error(const struct bench_error *e, char *buf, size_t len)
 	if (e->has_generation)
 		snprintf(gen, sizeof(gen), " (expected generation %llu, found %llu)",
 			 (unsigned long long)e->expected_gen, (unsigned long long)e->found_gen);
-	snprintf(buf, len, "%s '%s'%s: %s%s", e->op[0] ? e->op : "operation", e->path, where,
-		 strerror(e->errnum), gen);
+	/* Verification errors in the words of the check, not of errno (ESTALE is no NFS handle). */
+	const char *what = strerror(e->errnum);
+	if (strcmp(e->op, "verify") == 0 && e->errnum == ESTALE)
+		what = "block of another replica generation or offset";
+	else if (strcmp(e->op, "verify") == 0 && e->errnum == EBADMSG)
+		what = "not a stagebench block";
+	else if (strcmp(e->op, "touch") == 0 && e->errnum == EFAULT)
+		what = "page beyond the end of the file (SIGBUS: truncated under the mapping)";
+	snprintf(buf, len, "%s '%s'%s: %s%s", e->op[0] ? e->op : "operation", e->path, where, what,
+		 gen);
 }
 
 /* A barrier of n parties that can be broken: then every wait returns -ECANCELED. */
