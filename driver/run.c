@@ -178,6 +178,7 @@ struct run_shared {
 	struct bench_params params;
 	uint64_t stream;	/* mixes part and repetition into the seed */
 	double start_at;	/* T of the part */
+	char run_tag[48];	/* run tag and repetition, in the names of created files */
 	bool skip_run;		/* threads set up and tear down but do not run */
 };
 
@@ -558,7 +559,9 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	s->params.dir = res->dir;
 	s->params.dirfd = st->dirfd;
 	s->params.node = res->node;
-	s->params.run_tag = res->run_tag;
+	/* The repetition is part of created names: with --keep, repetitions must not clash. */
+	snprintf(s->run_tag, sizeof(s->run_tag), "%s-r%u", res->run_tag, tr->repetition);
+	s->params.run_tag = s->run_tag;
 	s->params.count = pp->p.count;
 	s->params.chunk = pp->p.chunk;
 	s->params.file_bytes = pp->p.file;

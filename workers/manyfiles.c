@@ -180,7 +180,6 @@ static int manyfiles_setup(struct bench_ctx *c)
 	const struct bench_params *p = c->p;
 	struct manyfiles_priv *s;
 	size_t whole = p->xfer & ~(uint64_t)(PATTERN_BLOCK - 1);
-
 	int n, rc = 0;
 
 	if (!p->xfer || p->dirfd < 0 || !p->part || !p->node || !p->run_tag)

@@ -22,10 +22,12 @@
 
 /*
  * Pieces of at least this size keep the system-call and pattern-loop overhead per byte
- * negligible; small enough that every thread's buffer stays in the caches' reach.
+ * negligible. Writers beyond a few gain little, since most filesystems serialize buffered
+ * writes to one file on its inode lock (the threads overlap generating the pattern with
+ * each other's copies), so their number, and buffer memory, is capped.
  */
 #define REPLICA_PIECE_MIN   (4u << 20)
-#define REPLICA_MAX_THREADS 256
+#define REPLICA_MAX_THREADS 16
 
 /* What all writer threads share; read-only but for abort. */
 struct replica_job {
@@ -260,7 +262,15 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		stop = &never;
 	dir = dir ? dir : ".";
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
+	/* Host and pid: two nodes preparing on one server never share a temporary name. */
+	char host[65] = "";
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	for (char *h = host; *h; h++) {
+		if (*h == '/')
+			*h = '_';
+	}
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld", name, host, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		rc = bench_error_set(err, "create", path, false, 0, ENAMETOOLONG);
 		goto out;

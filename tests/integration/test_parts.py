@@ -192,8 +192,13 @@ class Parts(sbtest.TempDirCase):
         names = os.listdir(stage)
         self.assertEqual(len(names), 50 * n)
         for name in names:
-            self.assertRegex(name, r"^stagebench\.4a\.nodeA\.p\d+\.t\d+\.\d{6}$")
+            self.assertRegex(name, r"^stagebench\.4a\.nodeA\.p\d+-r1\.t\d+\.\d{6}$")
             self.assertEqual(os.path.getsize(os.path.join(stage, name)), 4096)
+        # repetitions never clash, even when their files are kept
+        s, _ = self.run_json(["run", "4a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                              "--keep", "--node", "nodeA", "--repeat", "2"])
+        self.assertEqual([t["status"] for t in s["tests"]], ["ok", "ok"])
+        self.assertEqual(len(os.listdir(stage)), 3 * 50 * n)
         foreign = os.path.join(stage, "stagebench.4a.someone-else")
         with open(foreign, "w") as f:
             f.write("mine")
