@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plan: which parts run in which order with which parameters, and what is refused.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "driver/plan.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * KiB)
+#define GiB (1024ull * MiB)
+
+struct plan_case {
+	const char *args[10];
+	const char *parts; /* expected parts, space-separated; NULL: rejected */
+	const char *why;   /* rejected: a substring of the reason */
+};
+
+static int build(const char *const *args, struct plan *p, char *why, size_t len)
+{
+	char *argv[16];
+	int argc = 0;
+	struct options o;
+
+	argv[argc++] = (char *)"stagebench";
+	for (size_t i = 0; args[i]; i++)
+		argv[argc++] = (char *)args[i];
+	argv[argc] = NULL;
+	if (options_parse(argc, argv, &o, why, len))
+		return -1;
+	return plan_build(&o, p, why, len);
+}
+
+static const struct plan_case cases[] = {
+	{{"run", "all", NULL}, "1a 1b 2a 2b 2c 3a 3b 4a 4b 4c", NULL},
+	{{"run", "2", NULL}, "2a 2b 2c", NULL},
+	{{"run", "4", "1a", NULL}, "4a 4b 4c 1a", NULL},
+	{{"run", "2b", NULL}, "2b", NULL},
+	{{"run", "2a", "2c", NULL}, "2a 2c", NULL},
+	{{"run", "3b", "3a", NULL}, "3b 3a", NULL},
+	{{"run", NULL}, NULL, "name at least one test"},
+	{{"run", "all", "1a", NULL}, NULL, "give it alone"},
+	{{"run", "1a", "1a", NULL}, NULL, "more than once"},
+	{{"run", "2", "2b", NULL}, NULL, "more than once"},
+	{{"run", "2b", "2b", NULL}, NULL, "more than once"},
+	{{"run", "5", NULL}, NULL, "unknown test '5'"},
+	{{"run", "2", "--count", "3", NULL}, NULL, "name a single part"},
+	{{"run", "1a", "--count", "3", NULL}, NULL, "--count does not apply to 1a"},
+	{{"run", "4a", "--passes", "3", NULL}, NULL, "--passes applies to 1a and 1b"},
+	{{"run", "4a", "--file-size", "8M", NULL}, NULL, "--file-size does not apply"},
+	{{"run", "1a", "1b", "--file-size", "8M", NULL}, NULL, "name a single test"},
+	{{"run", "2b", "--chunk", "8G", NULL}, NULL, "larger than the replica"},
+	{{"run", "1a", "--file-size", "4097", NULL}, NULL, "not a multiple of 4 KiB"},
+	{{"run", "2a", "--chunk", "1000", "--verify", NULL}, NULL, "--verify needs a chunk"},
+	{{"run", "2a", "--chunk", "1000", NULL}, "2a", NULL},
+};
+
+static void test_cases(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct plan p;
+		char why[512] = "", got[256] = "";
+		int rc = build(cases[i].args, &p, why, sizeof(why));
+
+		if (!cases[i].parts) {
+			CHECK_MSG(rc != 0, "case %zu should be refused", i);
+			CHECK_MSG(strstr(why, cases[i].why) != NULL, "case %zu: '%s' lacks '%s'", i,
+				  why, cases[i].why);
+			continue;
+		}
+		CHECK_MSG(rc == 0, "case %zu: %s", i, why);
+		if (rc)
+			continue;
+		for (size_t k = 0; k < p.nparts; k++) {
+			if (k)
+				strcat(got, " ");
+			strcat(got, p.parts[k].def->name);
+		}
+		CHECK_MSG(strcmp(got, cases[i].parts) == 0, "case %zu: '%s' != '%s'", i, got,
+			  cases[i].parts);
+	}
+}
+
+static void test_parameters(void)
+{
+	struct plan p;
+	char why[512];
+
+	CHECK(build((const char *const[]){"run", "all", NULL}, &p, why, sizeof(why)) == 0);
+	CHECK_U64(p.ntests, 5);
+	/* the spec's numbers */
+	static const struct {
+		const char *part;
+		uint64_t count, chunk, file, passes;
+	} spec[] = {
+		{"1a", 0, 0, 150 * MiB, 64},	     {"1b", 0, 0, 750 * MiB, 16},
+		{"2a", 18000, 4 * KiB, 4 * GiB, 0}, {"2b", 150, MiB, 4 * GiB, 0},
+		{"2c", 1, 128 * MiB, 4 * GiB, 0},   {"3a", 80, MiB, 512 * GiB, 0},
+		{"3b", 1, 96 * MiB, 512 * GiB, 0},  {"4a", 1200, 4 * KiB, 0, 0},
+		{"4b", 60, MiB, 0, 0},		     {"4c", 1, 64 * MiB, 0, 0},
+	};
+	for (size_t i = 0; i < p.nparts; i++) {
+		const struct plan_part *pp = &p.parts[i];
+		CHECK_STR(pp->def->name, spec[i].part);
+		CHECK_U64(pp->p.count, spec[i].count);
+		CHECK_U64(pp->p.chunk, spec[i].chunk);
+		CHECK_U64(pp->p.file, spec[i].file);
+		CHECK_U64(pp->p.passes, spec[i].passes);
+	}
+	CHECK_STR(p.tests[0].replica, "stagebench.1a.150MiB");
+	CHECK_STR(p.tests[2].replica, "stagebench.2.4GiB");
+	CHECK_STR(p.tests[3].replica, "stagebench.3.512GiB");
+	CHECK_STR(p.tests[4].replica, "");
+	CHECK(p.tests[0].def->recreate && p.tests[1].def->recreate && p.tests[2].def->recreate);
+	CHECK(!p.tests[3].def->recreate && p.tests[3].def->needs_prepare);
+
+	/* every tiny file is at most 8 MiB; overrides reach the one part */
+	CHECK(build((const char *const[]){"run", "all", "--scale", "tiny", NULL}, &p, why,
+		    sizeof(why)) == 0);
+	for (size_t i = 0; i < p.nparts; i++)
+		CHECK(p.parts[i].p.file <= 8 * MiB && p.parts[i].p.chunk <= 8 * MiB);
+	CHECK(build((const char *const[]){"run", "2b", "--count", "7", "--chunk", "2M", NULL}, &p,
+		    why, sizeof(why)) == 0);
+	CHECK_U64(p.parts[0].p.count, 7);
+	CHECK_U64(p.parts[0].p.chunk, 2 * MiB);
+	CHECK(build((const char *const[]){"run", "2", "--file-size", "256M", NULL}, &p, why,
+		    sizeof(why)) == 0);
+	for (size_t i = 0; i < p.nparts; i++)
+		CHECK_U64(p.parts[i].p.file, 256 * MiB);
+	CHECK_STR(p.tests[0].replica, "stagebench.2.256MiB");
+}
+
+int main(void)
+{
+	test_cases();
+	test_parameters();
+	return check_done();
+}
