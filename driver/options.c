@@ -122,7 +122,7 @@ static const char *const command_names[CMD_COUNT] = {
 };
 
 static const char *const command_help[CMD_COUNT] = {
-	[CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all)",
+	[CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all; null)",
 	[CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
 	[CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
 	[CMD_LIST] = "             the tests and their parameters at the chosen scale",

@@ -33,6 +33,7 @@ struct test_def {
 	bool has_replica;      /* reads a replica (1a, 1b, 2, 3) */
 	bool recreate;	       /* its replica is deleted and recreated between repetitions */
 	bool needs_prepare;    /* at spec scale the replica must exist already (test 3) */
+	bool in_all;	       /* part of `run all` (the spec's tests; not the null test) */
 };
 
 #define PLAN_MAX_PARTS 16

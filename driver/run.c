@@ -448,6 +448,12 @@ static enum outcome run_start_instant(struct run_state *st, struct part_result *
 		sched = st->first_start + (double)st->part_index * o->interval;
 	else
 		sched = now + RUN_NEXT_LEAD_S;
+	/* A relative start cannot be missed: it counts from the moment set-up is over. */
+	if (st->part_index == 0 && !o->set_start_at && now + RUN_NEXT_LEAD_S > sched) {
+		sched = now + RUN_NEXT_LEAD_S;
+		st->first_start = sched;
+		st->res->start_at = sched;
+	}
 	pr->scheduled_at = sched;
 	pr->start_at = sched;
 	if (now < sched)

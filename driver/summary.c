@@ -27,6 +27,8 @@ static const char *summary_time(double s, char *buf, size_t len)
 {
 	if (s <= 0)
 		snprintf(buf, len, "-");
+	else if (s < 1e-6)
+		snprintf(buf, len, "%.0f ns", s * 1e9);
 	else if (s < 1e-3)
 		snprintf(buf, len, "%.1f us", s * 1e6);
 	else if (s < 1.0)

@@ -66,6 +66,10 @@ SMALL = {  # small-scale parameters (stagebench list --scale small)
     "4b": dict(count=20, chunk=MIB),
     "4c": dict(count=1, chunk=16 * MIB),
 }
+# fio as fast as it goes here: threads (as stagebench) and page-aligned buffers (fio's default
+# buffers are only malloc-aligned, which made its 1a copies about 2x slower on this machine).
+FIO_COMMON = ["--numjobs=%d" % THREADS, "--thread", "--iomem_align=4096", "--group_reporting",
+              "--output-format=json", "--cpus_allowed=" + CPUS, "--cpus_allowed_policy=split"]
 UNITS = {"bw": ("GiB/s", GIB), "iops": ("kIOPS", 1e3), "pages": ("Mpages/s", 1e6),
          "files": ("files/s", 1.0)}
 
@@ -178,7 +182,7 @@ class Perf:
         pr = j["tests"][0]["parts"][0]
         if pr["status"] != "ok":
             raise Fail("stagebench %s: status %s" % (part, pr["status"]))
-        self.overhead.append(pr["node_time_s"] - pr["thread_time_s"]["max"])
+        self.overhead.append((pr["node_time_s"] - pr["thread_time_s"]["max"], part))
         return pr, p
 
     def bare_run(self, args):
@@ -186,9 +190,7 @@ class Perf:
         return json.loads(p.stdout)
 
     def fio_run(self, name, opts):
-        cmd = ["fio", "--name=" + name, "--numjobs=%d" % THREADS, "--group_reporting",
-               "--output-format=json", "--cpus_allowed=" + CPUS,
-               "--cpus_allowed_policy=split"] + ["--%s=%s" % kv for kv in opts]
+        cmd = ["fio", "--name=" + name] + FIO_COMMON + ["--%s=%s" % kv for kv in opts]
         p = run(cmd)
         j = json.loads(p.stdout[p.stdout.index("{"):])
         return j["jobs"][0]
@@ -213,7 +215,7 @@ class Perf:
             self.warm(rep)
 
         if tool == "stagebench":
-            d = self.rdir if rep else self.fresh("sb" + part)
+            d = self.rdir if rep else self.write_dir("sb" + part)
             pr, _ = self.sb_run(part, d, over, keep=not rep)
             if part == "1a":
                 self.spreads.append(pr["release_spread_s"])
@@ -232,7 +234,7 @@ class Perf:
             elif part.startswith("2"):
                 r = self.bare_run(["randread", rep, p["count"], p["chunk"], XFER, THREADS])
             else:
-                r = self.bare_run(["createfiles", self.fresh("bare" + part), p["count"],
+                r = self.bare_run(["createfiles", self.write_dir("bare" + part), p["count"],
                                    p["chunk"], XFER, THREADS])
             t = r["node_time_s"]
             rate = {"1a": r["bytes"] / t, "1b": r["pages"] / t, "2a": r["ops"] / t,
@@ -271,7 +273,7 @@ class Perf:
                 rate = r["io_bytes"] / (r["lat_ns"]["max"] / 1e9)
                 self.add(part, "fio(ms)", r["bw_bytes"])
         else:
-            d = self.fresh("fio" + part)
+            d = self.write_dir("fio" + part)
             if part == "4a":
                 j = self.fio_run(part, [("ioengine", "filecreate"), ("directory", d),
                                         ("nrfiles", p["count"]), ("filesize", p["chunk"]),
@@ -292,14 +294,41 @@ class Perf:
         self.add(part, tool, rate, res)
 
     # ---------- phases ----------
+    def write_dir(self, tag):
+        """
+        A fresh directory for one file-creation measurement, after removing the files of
+        the previous one. New page-cache pages are slow here the first time the guest
+        touches them (the host backs them lazily, and takes back memory left free), so a
+        writer that happens to get never-touched pages runs up to 10x slower: 4c took 4 ms
+        or 60 ms depending on it. Freeing the previous measurement's pages just before
+        gives every writer recycled pages, whichever tool runs.
+        """
+        for d in self.written:
+            shutil.rmtree(d, ignore_errors=True)
+        d = self.fresh(tag)
+        self.written = [d]
+        return d
+
     def compare(self):
         tools = ["stagebench", "fio", "bare"]
+        self.written = []
         for part, _, over, _, _ in PARTS:
             t0 = time.monotonic()
+            if part.startswith("4"):
+                # An untimed primer, so that the first measurement has recycled pages too.
+                p = params(part, over)
+                self.bare_run(["createfiles", self.write_dir("primer"), p["count"], p["chunk"],
+                               XFER, THREADS])
             for r in range(self.a.reps):
                 k = r % 3
                 for tool in tools[k:] + tools[:k]:
                     self.measure(part, over, tool)
+                if part == "4a":
+                    # What fio's filecreate engine does: create and close, no data.
+                    p = params(part, over)
+                    b = self.bare_run(["createfiles", self.write_dir("bare0" + part),
+                                       p["count"], 0, XFER, THREADS])
+                    self.add(part, "bare-create-only", b["files"] / b["node_time_s"])
             note("%s: %d rounds in %.1f s" % (part, self.a.reps, time.monotonic() - t0))
 
     def release_spread(self):
@@ -386,6 +415,12 @@ class Perf:
         if "fio(ms)" in self.results.get("2c", {}):
             log("  2c fio bandwidth from its own millisecond runtime: %s GiB/s (the table uses"
                 " its ns latency)" % self.fmt(self.results["2c"]["fio(ms)"], GIB))
+        if "bare-create-only" in self.results.get("4a", {}):
+            c0 = self.results["4a"]["bare-create-only"]
+            log("  4a bare loop that only creates and closes (what fio's filecreate does): %s"
+                " files/s; stagebench / it = %.2fx, fio / it = %.2fx" %
+                (self.fmt(c0, 1.0), median(self.results["4a"]["stagebench"]) / median(c0),
+                 median(self.results["4a"]["fio"]) / median(c0)))
         for part in ("4a", "4b", "4c"):
             ex = self.extra.get(part, {})
             log("  %s MiB/s: stagebench %s, fio %s, bare %s" %
@@ -407,9 +442,11 @@ class Perf:
         log("")
         log("stagebench node_time_s = max over threads (release + thread time) - T: only the"
             " timed I/O; set-up, buffers, preparation and teardown are outside it.")
-        log("  node_time - slowest thread time (the release latency), median over %d runs:"
-            " %.1f us, max %.1f us" % (len(self.overhead), median(self.overhead) * 1e6,
-                                       max(self.overhead) * 1e6))
+        lat = [o for o, _ in self.overhead]
+        worst = max(self.overhead)
+        log("  node_time - slowest thread's time (= that thread's release - T), over %d runs:"
+            " median %.1f us, max %.1f us (in a %s run)" % (len(lat), median(lat) * 1e6,
+                                                          worst[0] * 1e6, worst[1]))
 
         r = self.ratio
         self.target("1a bandwidth vs fio", r["1a"][0], 1.0)
@@ -491,7 +528,7 @@ def main():
     ap.add_argument("--stagebench", default=find_stagebench(),
                     help="the binary (default: build-perf/stagebench, build/stagebench)")
     ap.add_argument("--base", default="/tmp", help="where the temporary directories go")
-    ap.add_argument("--reps", type=int, default=5, help="rounds per part (default 5)")
+    ap.add_argument("--reps", type=int, default=7, help="rounds per part (default 7)")
     ap.add_argument("--prepare-reps", type=int, default=3, help="rounds of prepare vs dd")
     ap.add_argument("--skip-prepare", action="store_true", help="skip prepare vs dd")
     args = ap.parse_args()
