@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver/check.h"
+#include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
 #include "driver/plan.h"
@@ -139,39 +141,7 @@ static void main_clock(struct main_env *e)
 /* Space and inodes the command will need in --dir, counted before anything is written. */
 static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
 {
-	const struct plan *p = &e->plan;
-	uint64_t threads = e->res.tplan.nslots, b = 0, n = 0, b4 = 0, n4 = 0;
-
-	for (size_t i = 0; i < p->ntests; i++) {
-		const struct plan_test *pt = &p->tests[i];
-		struct replica_info info;
-
-		if (!pt->def->has_replica)
-			continue;
-		/* A run never creates test 3's spec-sized replica: it asks for `prepare 3`. */
-		if (e->o.cmd == CMD_RUN && pt->def->needs_prepare && e->o.scale == SCALE_SPEC)
-			continue;
-		if (replica_probe(e->dirfd, pt->replica, &info) != 0) {
-			b += pt->file;
-			n++;
-		}
-	}
-	for (size_t i = 0; i < p->nparts; i++) {
-		const struct plan_part *pp = &p->parts[i];
-		uint64_t pb = pp->p.count * pp->p.chunk * threads, pn = pp->p.count * threads;
-
-		if (strcmp(pp->def->kind, "manyfiles") != 0)
-			continue;
-		if (e->o.keep) {
-			b4 += pb * e->o.repeat;
-			n4 += pn * e->o.repeat;
-		} else {
-			b4 = pb > b4 ? pb : b4;
-			n4 = pn > n4 ? pn : n4;
-		}
-	}
-	*bytes = b + b4;
-	*inodes = n + n4;
+	inventory_needs(&e->plan, &e->o, e->dirfd, e->res.tplan.nslots, bytes, inodes);
 }
 
 static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
@@ -352,6 +322,8 @@ static int main_run(struct main_env *e)
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 
+	if (!o->progress && !o->no_progress && !o->quiet)
+		o->progress = isatty(STDERR_FILENO);
 	run_install_signals();
 	out = run_execute(o, &e->plan, e->topo, e->dirfd, &e->res);
 	e->res.outcome = out;
@@ -578,6 +550,66 @@ static int main_list(struct main_env *e)
 	return main_finish(e, OUTCOME_OK);
 }
 
+static const char *const main_inventory_kinds[] = {
+	[INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
+
+/* The stagebench files in --dir: how big, which generation, how old, how much is cached. */
+static void main_info_replicas_text(struct main_env *e)
+{
+	struct inventory_entry *v;
+	size_t n;
+	char a[32];
+	double now = clock_wall();
+
+	if (inventory_scan(e->dirfd, e->res.dir, &v, &n) != 0)
+		return;
+	printf("stagebench files in %s: %zu\n", e->res.dir, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct inventory_entry *f = &v[i];
+		printf("  %-9s %-28s %10s  created %6.0f s ago", main_inventory_kinds[f->kind],
+		       f->name, size_format(f->size, a, sizeof(a)), now - f->mtime);
+		if (f->kind == INV_REPLICA && f->ours)
+			printf("  generation %llu, %.0f%% in page cache",
+			       (unsigned long long)f->generation, f->residency * 100.0);
+		else if (!f->ours)
+			printf("  not a valid stagebench file");
+		putchar('\n');
+	}
+	free(v);
+}
+
+static void main_info_replicas_json(struct main_env *e, struct json *j)
+{
+	struct inventory_entry *v = NULL;
+	size_t n = 0;
+	double now = clock_wall();
+
+	json_key(j, "files");
+	if (!e->o.dir || inventory_scan(e->dirfd, e->res.dir, &v, &n) != 0) {
+		json_null(j);
+		return;
+	}
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct inventory_entry *f = &v[i];
+		json_object_begin(j);
+		json_kv_string(j, "name", f->name);
+		json_kv_string(j, "kind", main_inventory_kinds[f->kind]);
+		json_kv_bool(j, "ours", f->ours);
+		json_kv_uint(j, "bytes", f->size);
+		json_kv_uint(j, "generation", f->generation);
+		json_kv_double(j, "age_s", now - f->mtime);
+		json_key(j, "cache_residency");
+		if (f->residency >= 0)
+			json_double(j, f->residency);
+		else
+			json_null(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	free(v);
+}
+
 static int main_info(struct main_env *e)
 {
 	struct options *o = &e->o;
@@ -650,6 +682,7 @@ static int main_info(struct main_env *e)
 		} else {
 			json_null(&j);
 		}
+		main_info_replicas_json(e, &j);
 		json_object_end(&j);
 		return main_finish(e, json_finish(&j) ? OUTCOME_FAILED : OUTCOME_OK);
 	}
@@ -672,7 +705,26 @@ static int main_info(struct main_env *e)
 		       (unsigned long long)res->fs.inodes_free);
 	else if (!o->dir)
 		printf("dir: none given (--dir or STAGEBENCH_DIR)\n");
+	if (o->dir)
+		main_info_replicas_text(e);
 	return main_finish(e, OUTCOME_OK);
+}
+
+static int main_check(struct main_env *e)
+{
+	char why[1024];
+	enum outcome out;
+
+	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	if ((out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	main_clock(e);
+	run_install_signals();
+	out = check_node(&e->o, e->topo, e->dirfd, &e->res);
+	return main_finish(e, out);
 }
 
 int main(int argc, char **argv)
@@ -707,6 +759,8 @@ int main(int argc, char **argv)
 		return main_list(&e);
 	case CMD_INFO:
 		return main_info(&e);
+	case CMD_CHECK:
+		return main_check(&e);
 	default:
 		return main_usage("no command given");
 	}

@@ -31,8 +31,9 @@ enum opt_type {
 #define C_CLEAN (1u << CMD_CLEAN)
 #define C_LIST (1u << CMD_LIST)
 #define C_INFO (1u << CMD_INFO)
-#define C_ALL (C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO)
-#define C_DIR (C_RUN | C_PREP | C_CLEAN | C_INFO)
+#define C_CHECK (1u << CMD_CHECK)
+#define C_ALL (C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
+#define C_DIR (C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
 
 #define FIELD(f) offsetof(struct options, f)
 #define NOSET ((size_t)-1)
@@ -57,13 +58,13 @@ static const struct opt_def opt_table[] = {
 	{"dir", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_DIR", FIELD(dir), FIELD(set_dir),
 	 C_DIR, "working directory on the node's /stage server"},
 	{"scale", OPT_CHOICE, "SCALE", 0, 0, "spec|small|tiny", "spec", "STAGEBENCH_SCALE",
-	 FIELD(scale), NOSET, C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO,
+	 FIELD(scale), NOSET, C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK,
 	 "file sizes and counts: the spec's, small (about a minute), tiny (tests)"},
 	{"threads", OPT_UINT, "N", 1, OPTIONS_MAX_CPUS, NULL, NULL, NULL, FIELD(threads),
-	 FIELD(set_threads), C_RUN | C_PREP | C_INFO,
+	 FIELD(set_threads), C_RUN | C_PREP | C_INFO | C_CHECK,
 	 "use the first N allowed cores (default: one thread per allowed core)"},
 	{"cpus", OPT_CPULIST, "LIST", 0, 0, NULL, NULL, NULL, FIELD(cpus_text), FIELD(set_cpus),
-	 C_RUN | C_PREP | C_INFO, "run one thread on each of these CPUs (\"0-3,8\"), one per core"},
+	 C_RUN | C_PREP | C_INFO | C_CHECK, "run one thread on each of these CPUs (\"0-3,8\"), one per core"},
 	{"start-at", OPT_SECONDS, "EPOCH", 1, 1e11, NULL, NULL, NULL, FIELD(start_at),
 	 FIELD(set_start_at), C_RUN, "start the timed part at this wall-clock instant (UTC seconds)"},
 	{"start-in", OPT_SECONDS, "SECONDS", 0, 86400, NULL, "5", NULL, FIELD(start_in),
@@ -74,15 +75,15 @@ static const struct opt_def opt_table[] = {
 	{"repeat", OPT_UINT, "K", 1, 10000, NULL, "1", NULL, FIELD(repeat), NOSET, C_RUN,
 	 "run each test K times, recreating the replicas of 1a, 1b and 2 in between"},
 	{"xfer", OPT_SIZE, "SIZE", 4096, GiB_, NULL, "1MiB", NULL, FIELD(xfer), NOSET,
-	 C_RUN | C_PREP, "largest single read or write"},
+	 C_RUN | C_PREP | C_CHECK, "largest single read or write"},
 	{"seed", OPT_UINT, "N", 0, 18446744073709551615.0, NULL, NULL, NULL, FIELD(seed),
 	 FIELD(set_seed), C_RUN, "seed of the random offsets (default: a random seed, recorded)"},
 	{"node", OPT_STRING, "NAME", 0, 0, NULL, NULL, "STAGEBENCH_NODE", FIELD(node), NOSET,
-	 C_RUN | C_PREP | C_INFO, "name of this node in file names and the summary (default: host name)"},
+	 C_RUN | C_PREP | C_INFO | C_CHECK, "name of this node in file names and the summary (default: host name)"},
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN | C_INFO,
 	 "write the JSON summary to FILE (atomically)"},
 	{"format", OPT_CHOICE, "FMT", 0, 0, "text|json|csv", "text", NULL, FIELD(format), NOSET,
-	 C_RUN | C_LIST | C_INFO, "what to print on stdout"},
+	 C_RUN | C_LIST | C_INFO | C_CHECK, "what to print on stdout"},
 	{"count", OPT_UINT, "N", 1, 1e12, NULL, NULL, NULL, FIELD(count), FIELD(set_count), C_RUN,
 	 "override N (chunks or files) of the one part run"},
 	{"chunk", OPT_SIZE, "SIZE", 1, 1099511627776.0, NULL, NULL, NULL, FIELD(chunk),
@@ -106,6 +107,10 @@ static const struct opt_def opt_table[] = {
 	 C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"},
 	{"force", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(force), NOSET,
 	 C_RUN | C_PREP | C_INFO, "replace an existing --out file; prepare: recreate test 3's replica"},
+	{"progress", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(progress), NOSET, C_RUN,
+	 "a live line on stderr while a part runs (default: when stderr is a terminal)"},
+	{"no-progress", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(no_progress), NOSET, C_RUN,
+	 "no live line, even on a terminal"},
 	{"quiet", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(quiet), NOSET, C_ALL,
 	 "print errors only on stderr"},
 	{"verbose", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(verbose), NOSET, C_ALL,
@@ -118,7 +123,7 @@ static const struct opt_def opt_table[] = {
 
 static const char *const command_names[CMD_COUNT] = {
 	[CMD_NONE] = "", [CMD_RUN] = "run", [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
-	[CMD_LIST] = "list", [CMD_INFO] = "info",
+	[CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",
 };
 
 static const char *const command_help[CMD_COUNT] = {
@@ -127,6 +132,7 @@ static const char *const command_help[CMD_COUNT] = {
 	[CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
 	[CMD_LIST] = "             the tests and their parameters at the chosen scale",
 	[CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
+	[CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
 };
 
 const char *options_command_name(enum command cmd)
@@ -346,7 +352,7 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		}
 		if (o->cmd == CMD_NONE) {
 			options_why(why, whylen,
-				    "unknown command '%s': expected run, prepare, clean, list or info",
+				    "unknown command '%s': expected run, prepare, clean, list, info or check",
 				    argv[i]);
 			return -EINVAL;
 		}
@@ -423,10 +429,10 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 	if (o->help || o->version)
 		return 0;
 	if (o->cmd == CMD_NONE) {
-		options_why(why, whylen, "no command given: expected run, prepare, clean, list or info");
+		options_why(why, whylen, "no command given: expected run, prepare, clean, list, info or check");
 		return -EINVAL;
 	}
-	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO) && o->ntests) {
+	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO || o->cmd == CMD_CHECK) && o->ntests) {
 		options_why(why, whylen, "'%s' takes no test names (got '%s')",
 			    options_command_name(o->cmd), o->tests[0]);
 		return -EINVAL;
@@ -439,6 +445,10 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		options_why(why, whylen,
 			    "--threads %llu disagrees with --cpus '%s', which names %zu CPUs",
 			    (unsigned long long)o->threads, o->cpus_text, o->ncpus);
+		return -EINVAL;
+	}
+	if (o->progress && o->no_progress) {
+		options_why(why, whylen, "--progress and --no-progress exclude each other");
 		return -EINVAL;
 	}
 	if (o->quiet && o->verbose) {
@@ -460,7 +470,7 @@ void options_help(enum command cmd, FILE *f)
 	} else {
 		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
 			command_names[cmd],
-			cmd == CMD_LIST || cmd == CMD_INFO ? "" : " TEST...",
+			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK ? "" : " TEST...",
 			command_help[cmd] + strspn(command_help[cmd], "TEST. "));
 	}
 	for (size_t i = 0; i < OPT_COUNT; i++) {

@@ -14,7 +14,16 @@
 #define OPTIONS_MAX_TESTS 32
 #define OPTIONS_MAX_CPUS 4096
 
-enum command { CMD_NONE = 0, CMD_RUN, CMD_PREPARE, CMD_CLEAN, CMD_LIST, CMD_INFO, CMD_COUNT };
+enum command {
+	CMD_NONE = 0,
+	CMD_RUN,
+	CMD_PREPARE,
+	CMD_CLEAN,
+	CMD_LIST,
+	CMD_INFO,
+	CMD_CHECK,
+	CMD_COUNT
+};
 enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
 enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV };
 
@@ -43,6 +52,7 @@ struct options {
 	uint64_t file_size;
 	uint64_t passes;
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
+	bool progress, no_progress;
 	bool help, version;
 
 	/* Which options were given (on the command line or through the environment). */

@@ -70,14 +70,15 @@ static void plan_why(char *why, size_t whylen, const char *fmt, ...)
 
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
 {
-	char sz[32];
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	unsigned u = 0;
 
-	size_format(bytes, sz, sizeof(sz));
-	/* "150 MiB" -> "150MiB": no spaces in file names. */
-	char *sp = strchr(sz, ' ');
-	if (sp)
-		memmove(sp, sp + 1, strlen(sp));
-	snprintf(buf, len, "stagebench.%s.%s", test, sz);
+	/* The largest unit that divides the size exactly: "1536MiB", never "1.50GiB". */
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "stagebench.%s.%llu%s", test, (unsigned long long)bytes, units[u]);
 }
 
 static const struct test_def *plan_find_test(const char *name)

@@ -9,10 +9,12 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,6 +135,50 @@ static void gate_destroy(struct gate *g)
 	pthread_mutex_destroy(&g->mu);
 }
 
+/*
+ * Wait until all parties arrived. With a tick, the caller is woken every tick_s seconds
+ * while it waits, to call tick(arg) with the gate unlocked (the main thread's progress line).
+ */
+static int gate_wait_tick(struct gate *g, double tick_s, void (*tick)(void *), void *arg)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g->mu);
+	if (g->broken) {
+		rc = -ECANCELED;
+		goto out;
+	}
+	unsigned long gen = g->generation;
+	if (++g->waiting == g->parties) {
+		g->waiting = 0;
+		g->generation++;
+		pthread_cond_broadcast(&g->cv);
+		goto out;
+	}
+	while (g->generation == gen && !g->broken) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)tick_s;
+		ts.tv_nsec += (long)((tick_s - (double)(time_t)tick_s) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&g->cv, &g->mu, &ts) == ETIMEDOUT &&
+		    g->generation == gen && !g->broken) {
+			pthread_mutex_unlock(&g->mu);
+			tick(arg);
+			pthread_mutex_lock(&g->mu);
+		}
+	}
+	if (g->generation == gen)
+		rc = -ECANCELED;
+out:
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
 static int gate_wait(struct gate *g)
 {
 	int rc = 0;
@@ -185,6 +231,7 @@ struct run_shared {
 struct run_thread {
 	pthread_t tid;
 	struct run_shared *s;
+	atomic_bool finished; /* its timed part is over (for the progress line) */
 	struct thread_result res;
 	struct topo_slot slot;
 	void *buf;
@@ -242,6 +289,7 @@ static void *run_thread_main(void *arg)
 		if (gate_wait(&s->gate) < 0) /* go: start_at is decided */
 			break;
 		if (!setup_rc && !s->skip_run && !run_stopping()) {
+			atomic_store_explicit(&t->finished, false, memory_order_relaxed);
 			double at = clock_wait_until(s->start_at, RUN_SPIN_S, &run_stop);
 			t->release_mono = clock_mono_ns();
 			if (at >= 0) {
@@ -249,6 +297,7 @@ static void *run_thread_main(void *arg)
 				t->res.ran = true;
 				t->res.rc = s->ops->run(c);
 				t->end_mono = clock_mono_ns();
+				atomic_store_explicit(&t->finished, true, memory_order_relaxed);
 				if (t->res.rc)
 					run_stop_set();
 			}
@@ -283,8 +332,64 @@ struct run_state {
 	size_t started;
 	size_t part_index; /* parts run so far, for --interval */
 	bool abort_rest;   /* the start was missed: nothing more runs */
+	bool progress;	   /* a live line on stderr while a part runs */
+	bool progress_shown;
+	const struct part_result *progress_part;
+	double progress_at;	 /* wall time of the last line */
+	uint64_t progress_bytes; /* bytes done at the last line */
 	double first_start;
 };
+
+/*
+ * The live progress line, written by the main thread once a second while the workers run a
+ * part: it reads the counters each worker publishes with relaxed atomic stores, so it costs
+ * the workers nothing but those stores.
+ */
+static void run_progress_tick(void *arg)
+{
+	struct run_state *st = arg;
+	const struct part_result *pr = st->progress_part;
+	uint64_t bytes = 0, ops = 0;
+	size_t done = 0;
+	char a[32], b[32];
+	double now = clock_wall(), elapsed = now - pr->start_at;
+
+	if (elapsed < 0) {
+		fprintf(stderr, "\r\033[K%s rep %u: starting in %.0f s", pr->pp->def->name,
+			pr->repetition, -elapsed);
+		fflush(stderr);
+		st->progress_shown = true;
+		return;
+	}
+	for (size_t i = 0; i < st->s.nthreads; i++) {
+		struct run_thread *t = &st->threads[i];
+		bytes += atomic_load_explicit(&t->ctx.live_bytes, memory_order_relaxed);
+		ops += atomic_load_explicit(&t->ctx.live_ops, memory_order_relaxed);
+		done += atomic_load_explicit(&t->finished, memory_order_relaxed);
+	}
+	/* The current rate: over the last tick, not since the start. */
+	double since = st->progress_at > pr->start_at ? now - st->progress_at : elapsed;
+	uint64_t before = st->progress_at > pr->start_at ? st->progress_bytes : 0;
+	double rate = since > 0 ? (double)(bytes - before) / since : 0;
+	st->progress_at = now;
+	st->progress_bytes = bytes;
+	fprintf(stderr, "\r\033[K%s rep %u: %.0f s, %s, %llu ops, %s, %zu/%zu threads done",
+		pr->pp->def->name, pr->repetition, elapsed, size_format(bytes, a, sizeof(a)),
+		(unsigned long long)ops, size_format_rate(rate, b, sizeof(b)), done, st->s.nthreads);
+	fflush(stderr);
+	st->progress_shown = true;
+}
+
+/* Take the progress line away before anything else is printed. */
+static void run_progress_clear(struct run_state *st)
+{
+	if (st->progress_shown)
+		fprintf(stderr, "\r\033[K");
+	fflush(stderr);
+	st->progress_shown = false;
+	st->progress_at = 0;
+	st->progress_bytes = 0;
+}
 
 /* Stop and join the workers. */
 static void run_threads_stop(struct run_state *st)
@@ -603,7 +708,13 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	}
 	st->part_index++;
 	gate_wait(&s->gate); /* go */
-	gate_wait(&s->gate); /* done */
+	if (st->progress) {
+		st->progress_part = pr;
+		gate_wait_tick(&s->gate, 1.0, run_progress_tick, st); /* done */
+		run_progress_clear(st);
+	} else {
+		gate_wait(&s->gate); /* done */
+	}
 	gate_wait(&s->gate); /* results */
 	if (out != OUTCOME_OK) {
 		pr->status = PART_FAILED;
@@ -634,6 +745,7 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 	st.res = res;
 	st.dirfd = dirfd;
 	st.first_start = res->start_at;
+	st.progress = o->progress;
 	st.s.seed = res->seed;
 	st.s.node_hash = prng_hash_str(res->node);
 	st.s.buf_bytes = (size_t)o->xfer;

@@ -82,6 +82,31 @@ void summary_text_clock(const struct node_result *res, FILE *f)
 		res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown");
 }
 
+/* A thread's time relative to the part's median thread time: +0.31 is 31% slower. */
+static double summary_deviation(const struct part_result *pr, const struct thread_result *r)
+{
+	double med = pr->thread_time.median;
+
+	return med > 0 && r->ran ? r->time_s / med - 1.0 : 0.0;
+}
+
+/* Threads more than SUMMARY_OUTLIER off the median, with their CPU: a slow core shows. */
+static void summary_text_outliers(const struct part_result *pr, FILE *f)
+{
+	char a[32], b[32];
+
+	for (size_t i = 0; pr->threads && i < pr->nthreads; i++) {
+		const struct thread_result *r = &pr->threads[i];
+		double d = summary_deviation(pr, r);
+
+		if (d > SUMMARY_OUTLIER || d < -SUMMARY_OUTLIER)
+			fprintf(f, "     ^ thread %u on CPU %u: %s, %.0f%% %s than the median %s\n",
+				r->index, r->cpu, summary_time(r->time_s, a, sizeof(a)),
+				d > 0 ? d * 100.0 : -d * 100.0, d > 0 ? "slower" : "faster",
+				summary_time(pr->thread_time.median, b, sizeof(b)));
+	}
+}
+
 void summary_text(const struct node_result *res, const struct options *o, FILE *f)
 {
 	char a[64], b[64], c[64], d[64], e[64], g[64], h[64], cpus[256], wall[64];
@@ -122,6 +147,7 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 				summary_time((double)p50 / 1e9, g, sizeof(g)),
 				summary_time((double)p99 / 1e9, h, sizeof(h)),
 				summary_time(pr->release_spread_s, wall, sizeof(wall)), cache);
+			summary_text_outliers(pr, f);
 		}
 		fprintf(f, "%-4s %-4s %3u %-7s %10s   result = sum of the parts' node times%s\n",
 			tr->pt->def->name, "sum", tr->repetition, run_status_name(tr->status),
@@ -253,6 +279,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 		json_kv_double(j, "time_s", r->time_s);
 		json_kv_uint(j, "bytes", r->bytes);
 		json_kv_uint(j, "ops", r->ops);
+		json_kv_double(j, "deviation", summary_deviation(pr, r));
 		if (r->rc) {
 			run_format_error(&r->err, err, sizeof(err));
 			json_kv_string(j, "error", err);

@@ -12,6 +12,8 @@
 #include "driver/run.h"
 
 #define SUMMARY_SCHEMA "stagebench.node/1"
+/* A thread whose time is more than this fraction off the part's median is marked. */
+#define SUMMARY_OUTLIER 0.25
 
 void summary_text(const struct node_result *res, const struct options *o, FILE *f);
 /* 0, or -EIO when writing failed. */

@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -74,8 +75,55 @@ UNITS = {"bw": ("GiB/s", GIB), "iops": ("kIOPS", 1e3), "pages": ("Mpages/s", 1e6
          "files": ("files/s", 1.0)}
 
 
+# A measurement during which other processes (or kernel threads) used more than this
+# fraction of the CPUs is repeated, up to --retries times (this machine is shared).
+OTHERS_LIMIT = 0.10
+IDLE_WAIT_S = 5.0
+
+
 class Fail(Exception):
     pass
+
+
+class Quiet:
+    """How much CPU others used around a measured command (from /proc/stat and rusage)."""
+
+    def __init__(self):
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.ncpu = os.cpu_count()
+        self.waited = 0.0
+        self.gave_up = 0
+
+    def busy(self):
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        # jiffies not idle (idle + iowait), minus what this script and its children used
+        busy = (sum(v) - v[3] - v[4]) / self.hz
+        return busy - (ru.ru_utime + ru.ru_stime + own.ru_utime + own.ru_stime), time.monotonic()
+
+    def others(self, a, b):
+        wall = b[1] - a[1]
+        return max(0.0, (b[0] - a[0]) / (wall * self.ncpu)) if wall > 0 else 0.0
+
+    def wait_idle(self):
+        t0 = time.monotonic()
+        while True:
+            a = self.busy()
+            time.sleep(0.2)
+            if self.others(a, self.busy()) <= OTHERS_LIMIT / 2:
+                break
+            if time.monotonic() - t0 > IDLE_WAIT_S:
+                self.gave_up += 1
+                break
+        self.waited += time.monotonic() - t0
+
+    def measured(self, argv):
+        self.wait_idle()
+        a = self.busy()
+        p = run(argv)
+        return p, self.others(a, self.busy())
 
 
 def log(msg):
@@ -116,6 +164,10 @@ class Perf:
         self.spreads = []   # release spreads of the 1a runs, seconds
         self.overhead = []  # stagebench node_time - max thread time, seconds
         self.targets = []   # (what, value, limit, met)
+        self.others = {}    # part -> [fraction of the CPUs others used during a measurement]
+        self.retried = {}   # part -> [that fraction, for measurements that were repeated]
+        self.quiet = Quiet()
+        self.replica = {}
 
     # ---------- set-up ----------
     def fresh(self, tag):
@@ -135,7 +187,6 @@ class Perf:
         self.rdir = self.fresh("replicas")
         run([self.sb, "prepare", "1a", "1b", "2", "--scale", "small", "--dir", self.rdir,
              "--threads", str(THREADS), "--quiet"])
-        self.replica = {}
         for t in ("1a", "1b", "2"):
             found = glob.glob(os.path.join(self.rdir, "stagebench.%s.*" % t))
             if len(found) != 1:
@@ -160,40 +211,36 @@ class Perf:
         except (ValueError, ZeroDivisionError):
             return float("nan")
 
-    def sb_run(self, part, d, over, prefix=None, keep=False):
-        out = os.path.join(self.base, "sb.%d.json" % self.seq)
-        self.seq += 1
+    def sb_argv(self, part, d, over, out, keep=False):
         cmd = [self.sb, "run", part, "--scale", "small", "--dir", d, "--threads", str(THREADS),
                "--start-in", START_IN, "--out", out, "--quiet"]
+        names = {"passes": "--passes", "count": "--count", "chunk": "--chunk",
+                 "file": "--file-size"}
         for k, v in over.items():
-            if k in ("passes", "count"):
-                cmd += ["--" + k, str(v)]
-            elif k == "chunk":
-                cmd += ["--chunk", str(v)]
-            elif k == "file":
-                cmd += ["--file-size", str(v)]
+            cmd += [names[k], str(v)]
         if keep:
             cmd.append("--keep")
-        p = run((prefix or []) + cmd, check=False)
-        if p.returncode != 0:
-            raise Fail("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-600:]))
+        return cmd
+
+    def sb_part(self, part, out):
         with open(out) as f:
             j = json.load(f)
         pr = j["tests"][0]["parts"][0]
         if pr["status"] != "ok":
             raise Fail("stagebench %s: status %s" % (part, pr["status"]))
         self.overhead.append((pr["node_time_s"] - pr["thread_time_s"]["max"], part))
-        return pr, p
+        return pr
+
+    def sb_run(self, part, d, over, prefix=None):
+        """An unmeasured stagebench run (release spread, RSS): its part and the process."""
+        out = os.path.join(self.base, "sb.%d.json" % self.seq)
+        self.seq += 1
+        p = run((prefix or []) + self.sb_argv(part, d, over, out))
+        return self.sb_part(part, out), p
 
     def bare_run(self, args):
         p = run([os.path.join(self.bin, args[0])] + [str(a) for a in args[1:]])
         return json.loads(p.stdout)
-
-    def fio_run(self, name, opts):
-        cmd = ["fio", "--name=" + name] + FIO_COMMON + ["--%s=%s" % kv for kv in opts]
-        p = run(cmd)
-        j = json.loads(p.stdout[p.stdout.index("{"):])
-        return j["jobs"][0]
 
     def add(self, part, tool, rate, resid=None, extra=None):
         self.results.setdefault(part, {}).setdefault(tool, []).append(rate)
@@ -203,95 +250,108 @@ class Perf:
             self.extra.setdefault(part, {}).setdefault(tool, []).append(extra)
 
     # ---------- one measurement per tool ----------
-    def measure(self, part, over, tool):
+    def command(self, part, over, tool):
+        """
+        Set up one measurement (warm the replica, or a fresh directory for writers) and
+        return (argv, parse) where parse(stdout) -> (rate, residency, secondary).
+        """
         p = params(part, over)
-        if part in ("1a", "1b"):
-            rep = self.replica[part]
-        elif part.startswith("2"):
-            rep = self.replica["2"]
-        else:
-            rep = None
+        rep = self.replica.get(part[0] if part[0] == "2" else part)
         if rep:
             self.warm(rep)
-
         if tool == "stagebench":
             d = self.rdir if rep else self.write_dir("sb" + part)
-            pr, _ = self.sb_run(part, d, over, keep=not rep)
-            if part == "1a":
-                self.spreads.append(pr["release_spread_s"])
-            rate = {"1a": pr["bandwidth_Bps"], "1b": pr["pages_per_s"], "2a": pr["ops_per_s"],
-                    "2b": pr["bandwidth_Bps"], "2c": pr["bandwidth_Bps"]}.get(part,
-                                                                           pr["files_per_s"])
-            self.add(part, tool, rate, pr.get("cache_residency") if rep else None,
-                     pr["bandwidth_Bps"] if part.startswith("4") else None)
-            return
+            out = os.path.join(self.base, "sb.%d.json" % self.seq)
+            self.seq += 1
+            argv = self.sb_argv(part, d, over, out, keep=not rep)
 
-        if tool == "bare":
+            def parse(_):
+                pr = self.sb_part(part, out)
+                if part == "1a":
+                    self.spreads.append(pr["release_spread_s"])
+                rate = {"1a": pr["bandwidth_Bps"], "1b": pr["pages_per_s"],
+                        "2a": pr["ops_per_s"], "2b": pr["bandwidth_Bps"],
+                        "2c": pr["bandwidth_Bps"]}.get(part, pr["files_per_s"])
+                return (rate, pr.get("cache_residency") if rep else None,
+                        pr["bandwidth_Bps"] if not rep else None)
+            return argv, parse
+
+        if tool in ("bare", "bare-create-only"):
             if part == "1a":
-                r = self.bare_run(["seqread", rep, p["passes"], XFER, THREADS])
+                args = ["seqread", rep, p["passes"], XFER, THREADS]
             elif part == "1b":
-                r = self.bare_run(["mmaptouch", rep, p["passes"], THREADS])
+                args = ["mmaptouch", rep, p["passes"], THREADS]
             elif part.startswith("2"):
-                r = self.bare_run(["randread", rep, p["count"], p["chunk"], XFER, THREADS])
+                args = ["randread", rep, p["count"], p["chunk"], XFER, THREADS]
             else:
-                r = self.bare_run(["createfiles", self.write_dir("bare" + part), p["count"],
-                                   p["chunk"], XFER, THREADS])
-            t = r["node_time_s"]
-            rate = {"1a": r["bytes"] / t, "1b": r["pages"] / t, "2a": r["ops"] / t,
-                    "2b": r["bytes"] / t, "2c": r["bytes"] / t}.get(part, r["files"] / t)
-            self.add(part, tool, rate, r["residency"] if rep else None,
-                     r["bytes"] / t if part.startswith("4") else None)
-            return
+                size = 0 if tool == "bare-create-only" else p["chunk"]
+                args = ["createfiles", self.write_dir(tool + part), p["count"], size, XFER,
+                        THREADS]
+            argv = [os.path.join(self.bin, args[0])] + [str(a) for a in args[1:]]
 
-        # fio
+            def parse(stdout):
+                r = json.loads(stdout)
+                t = r["node_time_s"]
+                rate = {"1a": r["bytes"] / t, "1b": r["pages"] / t, "2a": r["ops"] / t,
+                        "2b": r["bytes"] / t, "2c": r["bytes"] / t}.get(part, r["files"] / t)
+                return rate, r["residency"] if rep else None, r["bytes"] / t if not rep else None
+            return argv, parse
+
+        # fio: residency from fincore, taken right before it starts.
         res = self.fincore(rep) if rep else None
         common = [("ioengine", "psync"), ("invalidate", "0")]
         if part == "1a":
-            j = self.fio_run(part, common + [("filename", rep), ("rw", "read"), ("bs", XFER),
-                                             ("size", p["file"]), ("loops", p["passes"])])
-            rate = j["read"]["bw_bytes"]
+            opts = common + [("filename", rep), ("rw", "read"), ("bs", XFER),
+                             ("size", p["file"]), ("loops", p["passes"])]
         elif part == "1b":
-            j = self.fio_run(part, [("ioengine", "mmap"), ("invalidate", "0"),
-                                    ("filename", rep), ("rw", "read"), ("bs", XFER),
-                                    ("size", p["file"]), ("loops", p["passes"])])
-            r = j["read"]
-            rate = r["io_bytes"] / 4096 / (r["runtime"] / 1e3)
+            opts = [("ioengine", "mmap"), ("invalidate", "0"), ("filename", rep), ("rw", "read"),
+                    ("bs", XFER), ("size", p["file"]), ("loops", p["passes"])]
         elif part.startswith("2"):
-            j = self.fio_run(part, common + [("filename", rep), ("rw", "randread"),
-                                             ("bs", p["chunk"]), ("size", p["file"]),
-                                             ("number_ios", p["count"]), ("norandommap", 1),
-                                             ("randrepeat", 0)])
-            r = j["read"]
-            if part == "2a":
-                rate = r["iops"]
-            elif part == "2b":
-                rate = r["bw_bytes"]
-            else:
-                # One I/O per job: fio's runtime is whole milliseconds, so the bandwidth is
-                # taken from its nanosecond latency of the slower job's one read (which
-                # leaves out fio's own overhead: in fio's favour).
-                rate = r["io_bytes"] / (r["lat_ns"]["max"] / 1e9)
-                self.add(part, "fio(ms)", r["bw_bytes"])
+            opts = common + [("filename", rep), ("rw", "randread"), ("bs", p["chunk"]),
+                             ("size", p["file"]), ("number_ios", p["count"]),
+                             ("norandommap", 1), ("randrepeat", 0)]
+        elif part == "4a":
+            opts = [("ioengine", "filecreate"), ("directory", self.write_dir("fio" + part)),
+                    ("nrfiles", p["count"]), ("filesize", p["chunk"]), ("bs", p["chunk"]),
+                    ("rw", "write")]
         else:
-            d = self.write_dir("fio" + part)
-            if part == "4a":
-                j = self.fio_run(part, [("ioengine", "filecreate"), ("directory", d),
-                                        ("nrfiles", p["count"]), ("filesize", p["chunk"]),
-                                        ("bs", p["chunk"]), ("rw", "write")])
-            else:
-                j = self.fio_run(part, common + [("directory", d), ("rw", "write"),
-                                                 ("bs", min(XFER, p["chunk"])),
-                                                 ("nrfiles", p["count"]),
-                                                 ("filesize", p["chunk"]),
-                                                 ("create_on_open", 1), ("openfiles", 1),
-                                                 ("file_service_type", "sequential"),
-                                                 ("fallocate", "none")])
-            w = j["write"]
-            secs = w["runtime"] / 1e3
-            rate = THREADS * p["count"] / secs
-            self.add(part, tool, rate, None, w["io_bytes"] / secs)
-            return
-        self.add(part, tool, rate, res)
+            opts = common + [("directory", self.write_dir("fio" + part)), ("rw", "write"),
+                             ("bs", min(XFER, p["chunk"])), ("nrfiles", p["count"]),
+                             ("filesize", p["chunk"]), ("create_on_open", 1), ("openfiles", 1),
+                             ("file_service_type", "sequential"), ("fallocate", "none")]
+        argv = ["fio", "--name=" + part] + FIO_COMMON + ["--%s=%s" % kv for kv in opts]
+
+        def parse(stdout):
+            j = json.loads(stdout[stdout.index("{"):])["jobs"][0]
+            if not rep:
+                w = j["write"]
+                secs = w["runtime"] / 1e3
+                return THREADS * p["count"] / secs, None, w["io_bytes"] / secs
+            r = j["read"]
+            if part == "1b":
+                return r["io_bytes"] / 4096 / (r["runtime"] / 1e3), res, None
+            if part == "2a":
+                return r["iops"], res, None
+            if part == "2c":
+                # One I/O per job: fio's runtime is whole milliseconds, so the bandwidth is
+                # taken from the nanosecond latency of the slower job's one read (which leaves
+                # out fio's own overhead: in fio's favour). Its own figure is kept beside.
+                self.add(part, "fio(ms)", r["bw_bytes"])
+                return r["io_bytes"] / (r["lat_ns"]["max"] / 1e9), res, None
+            return r["bw_bytes"], res, None
+        return argv, parse
+
+    def measure(self, part, over, tool):
+        """One measurement, repeated (set-up included) when others used the CPUs meanwhile."""
+        for attempt in range(1 + self.a.retries):
+            argv, parse = self.command(part, over, tool)
+            p, others = self.quiet.measured(argv)
+            if others <= OTHERS_LIMIT or attempt == self.a.retries:
+                break
+            self.retried.setdefault(part, []).append(others)
+        rate, resid, extra = parse(p.stdout)
+        self.add(part, tool, rate, resid, extra)
+        self.others.setdefault(part, []).append(others)
 
     # ---------- phases ----------
     def write_dir(self, tag):
@@ -325,10 +385,7 @@ class Perf:
                     self.measure(part, over, tool)
                 if part == "4a":
                     # What fio's filecreate engine does: create and close, no data.
-                    p = params(part, over)
-                    b = self.bare_run(["createfiles", self.write_dir("bare0" + part),
-                                       p["count"], 0, XFER, THREADS])
-                    self.add(part, "bare-create-only", b["files"] / b["node_time_s"])
+                    self.measure(part, over, "bare-create-only")
             note("%s: %d rounds in %.1f s" % (part, self.a.reps, time.monotonic() - t0))
 
     def release_spread(self):
@@ -440,6 +497,14 @@ class Perf:
                 [part] + ["%.3f" % min(rs[t]) if rs.get(t) else "-"
                           for t in ("stagebench", "fio", "bare")]))
         log("")
+        log("other processes' share of the CPUs while a measurement ran (median, max; a"
+            " measurement over %d%% was repeated, at most %d times; waited %.0f s for a quiet"
+            " machine, %d times in vain):" % (OTHERS_LIMIT * 100, self.a.retries,
+                                              self.quiet.waited, self.quiet.gave_up))
+        log("  " + "  ".join("%s %.0f%% %.0f%% (%d rep.)" % (
+            part, median(self.others[part]) * 100, max(self.others[part]) * 100,
+            len(self.retried.get(part, []))) for part, *_ in PARTS if part in self.others))
+        log("")
         log("stagebench node_time_s = max over threads (release + thread time) - T: only the"
             " timed I/O; set-up, buffers, preparation and teardown are outside it.")
         lat = [o for o, _ in self.overhead]
@@ -530,6 +595,8 @@ def main():
     ap.add_argument("--base", default="/tmp", help="where the temporary directories go")
     ap.add_argument("--reps", type=int, default=7, help="rounds per part (default 7)")
     ap.add_argument("--prepare-reps", type=int, default=3, help="rounds of prepare vs dd")
+    ap.add_argument("--retries", type=int, default=2,
+                    help="repeat a measurement disturbed by other processes at most this often")
     ap.add_argument("--skip-prepare", action="store_true", help="skip prepare vs dd")
     args = ap.parse_args()
     if not args.stagebench or not os.access(args.stagebench, os.X_OK):

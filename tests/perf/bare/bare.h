@@ -254,7 +254,11 @@ static inline int bare_main(const char *kind, int n, void *(*fn)(void *), void *
 		files += t->files;
 		sum += t->sum;
 	}
-	printf("{\"kind\": \"%s\", \"threads\": %d, \"node_time_s\": %.9f, "
+	printf("{\"thread_time_s\": [");
+	for (int i = 0; i < n; i++)
+		printf("%s%.9f", i ? ", " : "", (double)(r.t[i].end - r.t[i].release) / 1e9);
+	printf("], ");
+	printf("\"kind\": \"%s\", \"threads\": %d, \"node_time_s\": %.9f, "
 	       "\"release_spread_s\": %.9f, \"bytes\": %llu, \"ops\": %llu, \"pages\": %llu, "
 	       "\"files\": %llu, \"residency\": %.6f, \"sum\": %llu}\n",
 	       kind, n, (double)(last - r.start_ns) / 1e9, (double)(rmax - rmin) / 1e9,
