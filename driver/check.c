@@ -248,8 +248,8 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 			  "no replicas yet: run creates those of 1a, 1b and 2; 'prepare 3' that of 3");
 	if (temps || files)
 		check_add(r, CHECK_WARN, "replicas", "leftovers",
-			  "%zu half-written replica%s and %zu file%s of test 4 left by an earlier run "
-			  "('stagebench clean all' removes them)",
+			  "%zu half-written replica%s and %zu other stagebench file%s (test 4's, kept "
+			  "or left by an interrupted run; 'stagebench clean all' removes them)",
 			  temps, temps == 1 ? "" : "s", files, files == 1 ? "" : "s");
 	free(v);
 }
