@@ -355,9 +355,8 @@ static void run_progress_tick(void *arg)
 	double now = clock_wall(), elapsed = now - pr->start_at;
 
 	if (elapsed < 0) {
-		fprintf(stderr, "\r\033[K%s rep %u: starting in %.0f s", pr->pp->def->name,
-			pr->repetition, -elapsed);
-		fflush(stderr);
+		log_status("%s rep %u: starting in %.0f s", pr->pp->def->name, pr->repetition,
+			   -elapsed);
 		st->progress_shown = true;
 		return;
 	}
@@ -373,10 +372,9 @@ static void run_progress_tick(void *arg)
 	double rate = since > 0 ? (double)(bytes - before) / since : 0;
 	st->progress_at = now;
 	st->progress_bytes = bytes;
-	fprintf(stderr, "\r\033[K%s rep %u: %.0f s, %s, %llu ops, %s, %zu/%zu threads done",
-		pr->pp->def->name, pr->repetition, elapsed, size_format(bytes, a, sizeof(a)),
-		(unsigned long long)ops, size_format_rate(rate, b, sizeof(b)), done, st->s.nthreads);
-	fflush(stderr);
+	log_status("%s rep %u: %.0f s, %s, %llu ops, %s, %zu/%zu threads done", pr->pp->def->name,
+		   pr->repetition, elapsed, size_format(bytes, a, sizeof(a)), (unsigned long long)ops,
+		   size_format_rate(rate, b, sizeof(b)), done, st->s.nthreads);
 	st->progress_shown = true;
 }
 
@@ -384,8 +382,7 @@ static void run_progress_tick(void *arg)
 static void run_progress_clear(struct run_state *st)
 {
 	if (st->progress_shown)
-		fprintf(stderr, "\r\033[K");
-	fflush(stderr);
+		log_status_clear();
 	st->progress_shown = false;
 	st->progress_at = 0;
 	st->progress_bytes = 0;

@@ -71,3 +71,31 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	log_vmsg(level, fmt, ap);
 	va_end(ap);
 }
+
+/*
+ * The live status line: it overwrites itself in place ("\r", erase to the end of the line)
+ * and ends without a newline; log_status_clear() takes it away before other output.
+ */
+void log_status(const char *fmt, ...)
+{
+	va_list ap;
+	int saved = errno;
+
+	flockfile(stderr);
+	fputs("\r\033[K", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	funlockfile(stderr);
+	errno = saved;
+}
+
+void log_status_clear(void)
+{
+	int saved = errno;
+
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	errno = saved;
+}
