@@ -46,22 +46,6 @@ static int main_usage(const char *why)
 	return outcome_exit_code(OUTCOME_USAGE);
 }
 
-/* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
-static bool main_node_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
 static enum outcome main_node(struct main_env *e, char *why, size_t whylen)
 {
 	struct node_result *res = &e->res;
@@ -69,11 +53,13 @@ static enum outcome main_node(struct main_env *e, char *why, size_t whylen)
 	if (gethostname(res->host, sizeof(res->host) - 1) != 0)
 		snprintf(res->host, sizeof(res->host), "localhost");
 	const char *node = e->o.node ? e->o.node : res->host;
-	if (!main_node_name_ok(node)) {
+	/* --node and STAGEBENCH_NODE were checked by the option parser; the host name is not. */
+	if (!options_node_name_ok(node)) {
 		snprintf(why, whylen,
-			 "--node '%s' is not a valid node name: 1 to 64 letters, digits, '.', '_' "
-			 "or '-', not starting with '.' or '-'",
-			 node);
+			 "%s '%s' is not a valid node name: expected 1 to 64 letters, digits, '.', "
+			 "'_' or '-', not starting with '.' or '-'%s",
+			 e->o.node ? "--node" : "the host name", node,
+			 e->o.node ? "" : " (give one with --node NAME)");
 		return OUTCOME_USAGE;
 	}
 	snprintf(res->node, sizeof(res->node), "%s", node);
@@ -113,8 +99,19 @@ static enum outcome main_dir(struct main_env *e, bool writing, char *why, size_t
 	e->dirfd = open(e->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		int err = errno;
-		snprintf(why, whylen, "--dir '%s': %s", e->o.dir,
-			 err == ENOTDIR ? "not a directory" : strerror(err));
+		struct stat st;
+		char target[PATH_MAX];
+		ssize_t n;
+
+		if (err == ENOENT && lstat(e->o.dir, &st) == 0 && S_ISLNK(st.st_mode) &&
+		    (n = readlink(e->o.dir, target, sizeof(target) - 1)) >= 0) {
+			target[n] = '\0';
+			snprintf(why, whylen, "--dir '%s' is a dangling symbolic link (to '%s')",
+				 e->o.dir, target);
+		} else {
+			snprintf(why, whylen, "--dir '%s': %s", e->o.dir,
+				 err == ENOTDIR ? "not a directory" : strerror(err));
+		}
 		return OUTCOME_PRECONDITION;
 	}
 	if (!realpath(e->o.dir, real))
@@ -291,6 +288,14 @@ static int main_run(struct main_env *e)
 			 e->res.start_at, e->res.start_at - now);
 		return main_fail(e, OUTCOME_USAGE, why);
 	}
+	if (e->res.start_at < now - MAIN_MAX_AHEAD_S) {
+		snprintf(why, sizeof(why),
+			 "--start-at %.3f is %.0f s in the past, more than 24 hours: refusing it as "
+			 "a likely mistake (expected an instant in UTC seconds since 1970, like "
+			 "%.0f)",
+			 e->res.start_at, now - e->res.start_at, now + 60);
+		return main_fail(e, OUTCOME_USAGE, why);
+	}
 	if (e->res.start_at < now && !o->late_ok) {
 		snprintf(why, sizeof(why),
 			 "start time missed by %.3f s (--start-at is in the past; use --late-ok to "
@@ -326,6 +331,10 @@ static int main_run(struct main_env *e)
 		o->progress = isatty(STDERR_FILENO);
 	run_install_signals();
 	out = run_execute(o, &e->plan, e->topo, e->dirfd, &e->res);
+	/* Said before the summaries, so that the JSON's errors say it too. */
+	if (out >= OUTCOME_INTERRUPTED_INT)
+		run_error(&e->res, "interrupted by %s",
+			  run_signal == SIGTERM ? "SIGTERM" : "SIGINT");
 	e->res.outcome = out;
 	if (o->format == FORMAT_JSON)
 		summary_json(&e->res, o, stdout, true);
@@ -341,8 +350,6 @@ static int main_run(struct main_env *e)
 			out = outcome_worse(out, OUTCOME_FAILED);
 		}
 	}
-	if (out >= OUTCOME_INTERRUPTED_INT)
-		log_err("interrupted by %s", run_signal == SIGTERM ? "SIGTERM" : "SIGINT");
 	return main_finish(e, out);
 }
 
@@ -387,6 +394,15 @@ static int main_prepare(struct main_env *e)
 			out = outcome_worse(out, OUTCOME_PRECONDITION);
 			continue;
 		}
+		if (rc && rc != -ENOENT) {
+			log_err("replica '%s/%s': %s", e->res.dir, pt->replica,
+				rc == -EINVAL || rc == -EISDIR
+				    ? "not a regular file (a symbolic link, a directory, a "
+				      "FIFO...): refusing to use or replace it"
+				    : strerror(-rc));
+			out = outcome_worse(out, OUTCOME_PRECONDITION);
+			continue;
+		}
 		if (rc == 0 && !pt->def->recreate && !o->force) {
 			printf("test %s: replica %s/%s (%s, generation %llu) is kept, as the spec "
 			       "allows (--force recreates it)\n",
@@ -401,11 +417,23 @@ static int main_prepare(struct main_env *e)
 		rc = replica_create(e->dirfd, e->res.dir, pt->replica, pt->file, gen,
 				    (unsigned)e->res.tplan.nslots, o->xfer, rc == 0, &run_stop, &err);
 		double s = (double)(clock_mono_ns() - t0) / 1e9;
+		if (rc && run_signal) /* its temporary file is removed; said once below */
+			break;
+		if (rc == -EEXIST && strcmp(err.op, "rename") == 0 &&
+		    replica_probe(e->dirfd, pt->replica, &info) == 0 && info.ours &&
+		    info.size == pt->file) {
+			/* Another process published the same replica first, complete: ours goes. */
+			log_warn("test %s: replica %s/%s was created at the same time by another "
+				 "process (generation %llu): kept theirs, discarded this one's copy",
+				 pt->def->name, e->res.dir, pt->replica,
+				 (unsigned long long)info.generation);
+			continue;
+		}
 		if (rc) {
 			char line[700];
 			run_format_error(&err, line, sizeof(line));
 			log_err("test %s: preparing replica: %s", pt->def->name, line);
-			out = outcome_worse(out, rc == -EINTR ? OUTCOME_FAILED : OUTCOME_FAILED);
+			out = outcome_worse(out, OUTCOME_FAILED);
 			continue;
 		}
 		printf("test %s: %s %s/%s (%s, generation %llu) in %.3f s, %s\n", pt->def->name,

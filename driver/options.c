@@ -23,6 +23,7 @@ enum opt_type {
 	OPT_STRING,  /* any non-empty text */
 	OPT_CHOICE,  /* one of the '|'-separated words of choices; stored as its index */
 	OPT_CPULIST, /* a CPU list: "0-3,8" */
+	OPT_NAME,    /* a node name: see options_node_name_ok */
 };
 
 /* Commands an option applies to. */
@@ -78,7 +79,7 @@ static const struct opt_def opt_table[] = {
 	 C_RUN | C_PREP | C_CHECK, "largest single read or write"},
 	{"seed", OPT_UINT, "N", 0, 18446744073709551615.0, NULL, NULL, NULL, FIELD(seed),
 	 FIELD(set_seed), C_RUN, "seed of the random offsets (default: a random seed, recorded)"},
-	{"node", OPT_STRING, "NAME", 0, 0, NULL, NULL, "STAGEBENCH_NODE", FIELD(node), NOSET,
+	{"node", OPT_NAME, "NAME", 0, 0, NULL, NULL, "STAGEBENCH_NODE", FIELD(node), NOSET,
 	 C_RUN | C_PREP | C_INFO | C_CHECK, "name of this node in file names and the summary (default: host name)"},
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN | C_INFO,
 	 "write the JSON summary to FILE (atomically)"},
@@ -134,6 +135,22 @@ static const char *const command_help[CMD_COUNT] = {
 	[CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
 	[CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
 };
+
+/* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
+bool options_node_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
 
 const char *options_command_name(enum command cmd)
 {
@@ -199,7 +216,12 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 
 	switch (d->type) {
 	case OPT_UINT:
-		snprintf(buf, len, "a whole number from %.0f to %.0f", d->min, d->max);
+		/* 2^64 - 1 is no double: printed with %.0f it would end in ...616. */
+		if (d->max >= 18446744073709551615.0)
+			snprintf(buf, len, "a whole number from %.0f to 18446744073709551615",
+				 d->min);
+		else
+			snprintf(buf, len, "a whole number from %.0f to %.0f", d->min, d->max);
 		break;
 	case OPT_SIZE:
 		snprintf(buf, len, "a size from %s to %s, like 4k, 1M, 150MiB, 4G",
@@ -214,6 +236,10 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 		break;
 	case OPT_CPULIST:
 		snprintf(buf, len, "a CPU list like 0-3,8");
+		break;
+	case OPT_NAME:
+		snprintf(buf, len, "1 to 64 letters, digits, '.', '_' or '-', not starting with "
+				   "'.' or '-'");
 		break;
 	default:
 		snprintf(buf, len, "a non-empty value");
@@ -257,6 +283,14 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 			return -EINVAL;
 		}
 		*(double *)(base + d->field) = s;
+		break;
+	case OPT_NAME:
+		if (!options_node_name_ok(arg)) {
+			options_why(why, whylen, "%s '%s' is not a valid node name: expected %s",
+				    origin, arg, form);
+			return -EINVAL;
+		}
+		*(const char **)(base + d->field) = arg;
 		break;
 	case OPT_STRING:
 		if (!arg[0]) {
@@ -419,7 +453,7 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		} else {
 			char form[128];
 			options_form(d, form, sizeof(form));
-			options_why(why, whylen, "--%s needs a value: %s", d->name, form);
+			options_why(why, whylen, "--%s needs a value: expected %s", d->name, form);
 			return -EINVAL;
 		}
 		if (options_set_value(d, arg, o, origin, why, whylen))

@@ -120,7 +120,9 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 			break;
 		}
 dup:
-		plan_why(why, whylen, "%s is named more than once (or with its test)",
+		plan_why(why, whylen,
+			 "%s is named more than once (or with its test): expected each test or part "
+			 "once, like 2 or 2a 2c",
 			 only ? only->name : t->name);
 		return -EINVAL;
 	}
@@ -208,8 +210,10 @@ static int plan_check(const struct options *o, struct plan *plan, char *why, siz
 		if (!pt->def->has_replica)
 			continue;
 		if (pt->file % PATTERN_BLOCK) {
-			plan_why(why, whylen, "replica size %s of test %s is not a multiple of 4 KiB",
-				 size_format(pt->file, a, sizeof(a)), pt->def->name);
+			plan_why(why, whylen,
+				 "--file-size %llu bytes of test %s is not a multiple of 4 KiB: "
+				 "expected a size in whole 4 KiB blocks, like 4M or 1G",
+				 (unsigned long long)pt->file, pt->def->name);
 			return -EINVAL;
 		}
 		plan_replica_name(pt->def->name, pt->file, pt->replica, sizeof(pt->replica));
@@ -218,14 +222,26 @@ static int plan_check(const struct options *o, struct plan *plan, char *why, siz
 		const struct plan_part *pp = &plan->parts[i];
 
 		if (pp->p.file && pp->p.chunk && pp->p.chunk > pp->p.file) {
-			plan_why(why, whylen, "%s: chunk %s is larger than the replica (%s)",
-				 pp->def->name, size_format(pp->p.chunk, a, sizeof(a)),
+			plan_why(why, whylen,
+				 "%s %s of %s is larger than the replica (%s): expected a chunk of "
+				 "at most the replica's size",
+				 o->set_chunk ? "--chunk" : "chunk",
+				 size_format(pp->p.chunk, a, sizeof(a)), pp->def->name,
 				 size_format(pp->p.file, b, sizeof(b)));
 			return -EINVAL;
 		}
 		if (o->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
 			plan_why(why, whylen, "%s: --verify needs a chunk that is a multiple of 4 KiB",
 				 pp->def->name);
+			return -EINVAL;
+		}
+		/* Verification checks whole blocks as they arrive: every read must end on one. */
+		if (o->verify && pp->p.file && o->xfer % PATTERN_BLOCK &&
+		    strcmp(pp->def->kind, "mmaptouch") != 0) {
+			plan_why(why, whylen,
+				 "--xfer %llu bytes with --verify: expected a multiple of 4 KiB, "
+				 "like 64k or 1M",
+				 (unsigned long long)o->xfer);
 			return -EINVAL;
 		}
 	}

@@ -43,15 +43,22 @@ static bool run_stopping(void)
 #define RUN_SPIN_S 0.002
 /* Without --interval, a part after the first starts this long after all threads are ready. */
 #define RUN_NEXT_LEAD_S 0.010
+/*
+ * A difference this large between wall and monotonic elapsed time is a step of the wall
+ * clock (ntpd steps at 0.128 s, chrony at 1 s; a slew moves both clocks alike).
+ */
+#define RUN_STEP_MIN_S 0.1
 
 static void run_on_signal(int sig)
 {
 	if (run_signal) {
-		/* A second signal: the user wants out now. */
+		/* A second signal: the user wants out now; only a half-written replica goes. */
+		replica_abort_cleanup();
 		_exit(sig == SIGINT ? 130 : 143);
 	}
 	run_signal = sig;
-	run_stop = 1;
+	/* Threads read run_stop while this runs: the same lock-free (signal-safe) atomic store. */
+	run_stop_set();
 }
 
 void run_install_signals(void)
@@ -88,6 +95,19 @@ void run_error(struct node_result *res, const char *fmt, ...)
 		res->errors[res->nerrors++] = strdup(line);
 }
 
+void run_warning(struct node_result *res, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_warn("%s", line);
+	if (res->nwarnings < sizeof(res->warnings) / sizeof(res->warnings[0]))
+		res->warnings[res->nwarnings++] = strdup(line);
+}
+
 void run_format_error(const struct bench_error *e, char *buf, size_t len)
 {
 	char where[48] = "";
@@ -121,8 +141,14 @@ struct gate {
 
 static void gate_init(struct gate *g, unsigned parties)
 {
+	pthread_condattr_t ca;
+
+	/* Timed waits (gate_wait_tick) on the monotonic clock: a wall clock step spins none. */
 	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	g->parties = parties;
 	g->waiting = 0;
 	g->generation = 0;
@@ -158,7 +184,7 @@ static int gate_wait_tick(struct gate *g, double tick_s, void (*tick)(void *), v
 	while (g->generation == gen && !g->broken) {
 		struct timespec ts;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += (time_t)tick_s;
 		ts.tv_nsec += (long)((tick_s - (double)(time_t)tick_s) * 1e9);
 		if (ts.tv_nsec >= 1000000000L) {
@@ -338,7 +364,19 @@ struct run_state {
 	double progress_at;	 /* wall time of the last line */
 	uint64_t progress_bytes; /* bytes done at the last line */
 	double first_start;
+	/* Wall and monotonic clocks read together when the part's start is decided and after it. */
+	double wall0, wall1;
+	uint64_t mono0, mono1;
 };
+
+/* The wall clock and the monotonic clock at one instant (the monotonic one read around it). */
+static void run_clock_pair(double *wall, uint64_t *mono)
+{
+	uint64_t a = clock_mono_ns();
+
+	*wall = clock_wall();
+	*mono = a + (clock_mono_ns() - a) / 2;
+}
 
 /*
  * The live progress line, written by the main thread once a second while the workers run a
@@ -477,7 +515,10 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 	}
 	if (rc && rc != -ENOENT) {
 		snprintf(tr->error, sizeof(tr->error), "replica '%s/%s': %s", res->dir, pt->replica,
-			 strerror(-rc));
+			 rc == -EINVAL || rc == -EISDIR
+				 ? "not a regular file (a symbolic link, a directory, a FIFO...): "
+				   "refusing to use or replace it"
+				 : strerror(-rc));
 		run_error(res, "test %s: %s", pt->def->name, tr->error);
 		return OUTCOME_PRECONDITION;
 	}
@@ -515,7 +556,9 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 		/* Another node sharing this server created it first: use theirs. */
 		rc = replica_probe(st->dirfd, pt->replica, &info);
 		if (rc == 0 && info.ours && info.size == pt->file) {
-			log_info("test %s: replica '%s' was created by another node", pt->def->name,
+			log_warn("test %s: replica '%s' was created at the same time by another "
+				 "process: using theirs, this one's copy was discarded",
+				 pt->def->name,
 				 pt->replica);
 			tr->generation = info.generation;
 			return OUTCOME_OK;
@@ -577,11 +620,38 @@ static enum outcome run_start_instant(struct run_state *st, struct part_result *
 	return OUTCOME_OK;
 }
 
+/*
+ * Compare wall and monotonic elapsed time from the start decision to the end of the part
+ * (and to the first release): a difference is a step of the wall clock, which changes no
+ * duration (they are monotonic) but is recorded and said, since the start instants of this
+ * node and the others were decided on the wall clock.
+ */
+static void run_clock_step(struct run_state *st, struct part_result *pr, double first_at,
+			   uint64_t first_mono)
+{
+	double total = (st->wall1 - st->wall0) - (double)(int64_t)(st->mono1 - st->mono0) / 1e9;
+	double before = first_mono ? (first_at - st->wall0) -
+					 (double)(int64_t)(first_mono - st->mono0) / 1e9
+				   : total;
+	bool in_wait = fabs(before) >= RUN_STEP_MIN_S;
+
+	if (!in_wait && fabs(total) < RUN_STEP_MIN_S)
+		return;
+	pr->clock_step_s = fabs(total) >= RUN_STEP_MIN_S ? total : before;
+	run_warning(st->res,
+		    "%s: the wall clock stepped by %+.3f s %s: durations are monotonic and "
+		    "unaffected%s",
+		    pr->pp->def->name, pr->clock_step_s,
+		    in_wait ? "while waiting for the start" : "during the part",
+		    in_wait ? ", but this node may not have started with the others" : "");
+}
+
 static void run_aggregate(struct run_state *st, struct part_result *pr)
 {
 	size_t n = st->s.nthreads;
 	double times[n > 0 ? n : 1];
-	double tmax = -INFINITY, rmin = INFINITY, rmax = -INFINITY;
+	double tmax = -INFINITY, rmin = INFINITY, rmax = -INFINITY, first_at = 0;
+	uint64_t first_mono = 0;
 	size_t ran = 0;
 
 	pr->threads = calloc(n, sizeof(*pr->threads));
@@ -616,19 +686,42 @@ static void run_aggregate(struct run_state *st, struct part_result *pr)
 		if (!r->ran)
 			continue;
 		times[ran++] = r->time_s;
-		/* Offsets from T first: epoch seconds as doubles resolve only 0.24 us. */
-		if ((r->release_at - pr->start_at) + r->time_s > tmax)
-			tmax = (r->release_at - pr->start_at) + r->time_s;
-		if (r->release_at < rmin)
+		if (r->release_at < rmin) {
 			rmin = r->release_at;
+			first_at = r->release_at;
+			first_mono = t->release_mono;
+		}
 		if (r->release_at > rmax)
 			rmax = r->release_at;
 	}
 	if (ran) {
+		/*
+		 * The first release's offset from T, on the wall clock and on the monotonic one (T
+		 * projected when it was decided). They agree unless the wall clock stepped in the
+		 * wait: forward, the threads woke at once and the wall offset is the step;
+		 * backward, they slept through it and the monotonic offset is. The smaller one is
+		 * the step-free offset. Thread offsets from the first release are differences of
+		 * epoch seconds taken within microseconds of each other (doubles resolve 0.24 us).
+		 */
+		double lead_wall = first_at - pr->start_at;
+		double lead_mono = (double)(int64_t)(first_mono - st->mono0) / 1e9 -
+				   (pr->start_at - st->wall0);
+		double lead = lead_wall < lead_mono ? lead_wall : lead_mono;
+
+		if (lead < 0)
+			lead = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct thread_result *r = &st->threads[i].res;
+			double end = lead + (r->release_at - first_at) + r->time_s;
+
+			if (r->ran && end > tmax)
+				tmax = end;
+		}
 		pr->node_time_s = tmax;
 		pr->release_spread_s = rmax - rmin;
 		stats_summarize(times, ran, &pr->thread_time);
 	}
+	run_clock_step(st, pr, ran ? first_at : 0, ran ? first_mono : 0);
 	if (pr->status == PART_OK || pr->status == PART_LATE) {
 		if (run_stopping() && run_signal)
 			pr->status = PART_INTERRUPTED;
@@ -704,6 +797,7 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 		s->start_at = pr->start_at;
 	}
 	st->part_index++;
+	run_clock_pair(&st->wall0, &st->mono0);
 	gate_wait(&s->gate); /* go */
 	if (st->progress) {
 		st->progress_part = pr;
@@ -712,6 +806,7 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	} else {
 		gate_wait(&s->gate); /* done */
 	}
+	run_clock_pair(&st->wall1, &st->mono1);
 	gate_wait(&s->gate); /* results */
 	if (out != OUTCOME_OK) {
 		pr->status = PART_FAILED;
@@ -816,5 +911,7 @@ void run_result_free(struct node_result *res)
 	free(res->tests);
 	for (size_t i = 0; i < res->nerrors; i++)
 		free(res->errors[i]);
+	for (size_t i = 0; i < res->nwarnings; i++)
+		free(res->warnings[i]);
 	topo_plan_free(&res->tplan);
 }

@@ -44,6 +44,7 @@ struct part_result {
 	double scheduled_at; /* the start instant this part was given */
 	double start_at;     /* the start instant used (later than scheduled when late) */
 	double late_by_s;
+	double clock_step_s; /* the wall clock stepped by this much in the part (0: none seen) */
 	double node_time_s;
 	double release_spread_s;
 	struct stats_summary thread_time;
@@ -89,6 +90,8 @@ struct node_result {
 	enum outcome outcome;
 	char *errors[64];
 	size_t nerrors;
+	char *warnings[16]; /* what did not fail the run but may matter: a clock step */
+	size_t nwarnings;
 };
 
 /* Set by the signal handlers: the signal that asked to stop (0 none). */
@@ -109,6 +112,9 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 
 /* Record an error line in res (and log it). */
 void run_error(struct node_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record a warning line in res (and log it). */
+void run_warning(struct node_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 void run_result_free(struct node_result *res);
 

@@ -154,6 +154,8 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 			summary_time(tr->result_s, a, sizeof(a)),
 			tr->prepared ? "; replica created before the run" : "");
 	}
+	for (size_t i = 0; i < res->nwarnings; i++)
+		fprintf(f, "warning: %s\n", res->warnings[i]);
 	for (size_t i = 0; i < res->nerrors; i++)
 		fprintf(f, "error: %s\n", res->errors[i]);
 	fprintf(f, "status: %s\n", outcome_name(res->outcome));
@@ -228,6 +230,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_kv_double(j, "scheduled_at", pr->scheduled_at);
 	json_kv_bool(j, "late", pr->status == PART_LATE || pr->late_by_s > 0);
 	json_kv_double(j, "late_by_s", pr->late_by_s);
+	json_kv_double(j, "clock_step_s", pr->clock_step_s);
 	json_kv_double(j, "node_time_s", t);
 	json_kv_double(j, "release_spread_s", pr->release_spread_s);
 	json_key(j, "thread_time_s");
@@ -386,27 +389,60 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	for (size_t i = 0; i < res->nerrors; i++)
 		json_string(&j, res->errors[i]);
 	json_array_end(&j);
+	json_key(&j, "warnings");
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->nwarnings; i++)
+		json_string(&j, res->warnings[i]);
+	json_array_end(&j);
 	json_object_end(&j);
 	return json_finish(&j);
 }
 
 int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 {
-	char copy[4096];
+	char copy[4096], tmp[4200];
 	struct stat st;
+	int fd, e = 0;
 
-	if (!force && lstat(path, &st) == 0) {
-		snprintf(why, whylen, "--out '%s' exists: not replacing it (use --force)", path);
-		return -EEXIST;
+	if (lstat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(why, whylen, "--out '%s' is a directory: expected a file name",
+				 path);
+			return -EISDIR;
+		}
+		if (!force) {
+			snprintf(why, whylen, "--out '%s' exists: not replacing it (use --force)",
+				 path);
+			return -EEXIST;
+		}
 	}
 	snprintf(copy, sizeof(copy), "%s", path);
 	const char *dir = dirname(copy);
-	if (access(dir, W_OK | X_OK) != 0) {
-		int e = errno;
+	if (stat(dir, &st) != 0)
+		e = errno;
+	else if (!S_ISDIR(st.st_mode))
+		e = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) != 0)
+		e = errno;
+	if (e) {
 		snprintf(why, whylen, "--out '%s': cannot write in directory '%s': %s", path, dir,
 			 strerror(e));
 		return -e;
 	}
+	/*
+	 * access() says yes to root on a read-only export or with root squashed: create the
+	 * temporary file summary_write_file will use, and remove it, to know for sure now.
+	 */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		e = errno;
+		snprintf(why, whylen, "--out '%s': cannot create a file in directory '%s': %s", path,
+			 dir, strerror(e));
+		return -e;
+	}
+	close(fd);
+	unlink(tmp);
 	return 0;
 }
 

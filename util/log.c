@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The longest message: a path of PATH_MAX and some words around it. */
+#define LOG_LINE_MAX 8192
+
 static _Atomic int log_level = LOG_WARN;
 
 static const char *log_prefix(enum log_level level)
@@ -42,23 +45,49 @@ enum log_level log_get_level(void)
 }
 
 /*
+ * Write text with its control characters escaped ("\\n", "\\t", "\\x01"): messages quote
+ * what users typed (a --node name, a test name), and a newline or an escape sequence in
+ * there must not break the one-line rule or the terminal. Bytes from 0x80 up (UTF-8) pass.
+ */
+static void log_put_escaped(const char *text, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n')
+			fputs("\\n", stderr);
+		else if (c == '\t')
+			fputs("\\t", stderr);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(stderr, "\\x%02x", c);
+		else
+			putc_unlocked(c, stderr);
+	}
+}
+
+/*
  * One message, one line: the stream is locked around the prefix, the text and the newline
  * so that lines of different threads never interleave. A trailing newline in fmt is not
- * doubled. errno is preserved, so a caller may log and then still look at it.
+ * doubled; any other control character is escaped. Longer messages than LOG_LINE_MAX are
+ * cut. errno is preserved, so a caller may log and then still look at it.
  */
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
+	char line[LOG_LINE_MAX];
 	int saved = errno;
+	int len;
 	size_t n;
 
 	if ((int)level > atomic_load_explicit(&log_level, memory_order_relaxed))
 		return;
+	len = vsnprintf(line, sizeof(line), fmt, ap);
+	n = len < 0 ? 0 : (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1;
+	if (n > 0 && line[n - 1] == '\n')
+		n--;
 	flockfile(stderr);
 	fputs(log_prefix(level), stderr);
-	vfprintf(stderr, fmt, ap);
-	n = strlen(fmt);
-	if (n == 0 || fmt[n - 1] != '\n')
-		putc_unlocked('\n', stderr);
+	log_put_escaped(line, n);
+	putc_unlocked('\n', stderr);
 	funlockfile(stderr);
 	errno = saved;
 }

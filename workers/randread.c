@@ -67,20 +67,28 @@ static inline __attribute__((always_inline)) int
 randread_loop(struct bench_ctx *c, const struct randread_priv *s, const bool verify)
 {
 	const struct bench_params *p = c->p;
-	uint64_t i, off, t0;
+	uint64_t i, off, t0, t1;
 	int rc;
 
+	/*
+	 * One clock read per chunk: a chunk's latency runs from the end of the previous one
+	 * (or the start of the loop) to its own end, so it also holds the few nanoseconds of
+	 * drawing its offset and recording the previous sample. A second read per chunk cost
+	 * about 40 ns here, 3% of a cached 4 KiB read (2a).
+	 */
+	t0 = clock_mono_ns();
 	for (i = 0; i < p->count; i++) {
 		if (bench_should_stop(c->stop)) {
 			c->stopped = true;
 			return 0;
 		}
 		off = prng_below(&c->rng, s->nchunks) * p->chunk;
-		t0 = clock_mono_ns();
 		rc = randread_chunk(c, s->fd, off, verify);
 		if (rc)
 			return rc;
-		hist_record(c->lat, clock_mono_ns() - t0);
+		t1 = clock_mono_ns();
+		hist_record(c->lat, t1 - t0);
+		t0 = t1;
 		c->bytes += p->chunk;
 		c->ops++;
 		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,44 @@
  */
 #define REPLICA_PIECE_MIN   (4u << 20)
 #define REPLICA_MAX_THREADS 16
+
+/*
+ * The temporary file being written, for replica_abort_cleanup() in a signal handler: armed
+ * while the name in replica_pending_name exists because we created it. One replica_create
+ * at a time owns the slot (stagebench creates one replica at a time; a concurrent call
+ * goes without). Lock-free atomics, so the handler may read them.
+ */
+static atomic_int replica_pending_owned;
+static atomic_int replica_pending_armed;
+static int replica_pending_dirfd = -1;
+static char replica_pending_name[NAME_MAX + 1];
+
+void replica_abort_cleanup(void)
+{
+	if (atomic_load_explicit(&replica_pending_armed, memory_order_acquire))
+		unlinkat(replica_pending_dirfd, replica_pending_name, 0);
+}
+
+/* Arm the slot for tmp in dirfd; returns whether this call owns it. */
+static bool replica_pending_arm(int dirfd, const char *tmp)
+{
+	int free_slot = 0;
+
+	if (!atomic_compare_exchange_strong(&replica_pending_owned, &free_slot, 1))
+		return false;
+	replica_pending_dirfd = dirfd;
+	snprintf(replica_pending_name, sizeof(replica_pending_name), "%s", tmp);
+	atomic_store_explicit(&replica_pending_armed, 1, memory_order_release);
+	return true;
+}
+
+static void replica_pending_disarm(bool owned)
+{
+	if (!owned)
+		return;
+	atomic_store_explicit(&replica_pending_armed, 0, memory_order_release);
+	atomic_store_explicit(&replica_pending_owned, 0, memory_order_release);
+}
 
 /* What all writer threads share; read-only but for abort. */
 struct replica_job {
@@ -164,6 +203,17 @@ static int replica_write_all(struct replica_job *j, unsigned n, struct bench_err
 		w[i].first = j->npieces * i / n;
 		w[i].end = j->npieces * (i + 1) / n;
 	}
+	/*
+	 * The writer threads take no asynchronous signal (SIGINT, SIGTERM...): the calling
+	 * thread, writer 0, handles them, so a handler never runs beside the caller's code.
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 1; i < n; i++, started++) {
 		rc = pthread_create(&w[i].tid, NULL, replica_writer_main, &w[i]);
 		if (rc) {
@@ -172,6 +222,7 @@ static int replica_write_all(struct replica_job *j, unsigned n, struct bench_err
 			break;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	replica_writer_main(&w[0]);
 	for (i = 1; i < started; i++)
 		pthread_join(w[i].tid, NULL);
@@ -252,7 +303,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 	char tmp[NAME_MAX + 1], tmppath[BENCH_PATH_MAX], path[BENCH_PATH_MAX];
 	struct bench_error dummy;
 	struct replica_job j;
-	bool created = false;
+	bool created = false, owned = false;
 	int rc, fd = -1, n;
 
 	if (!err)
@@ -276,10 +327,12 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		goto out;
 	}
 	snprintf(tmppath, sizeof(tmppath), "%s/%s", dir, tmp);
-	if (!size || size % PATTERN_BLOCK || !xfer || xfer % PATTERN_BLOCK) {
+	if (!size || size % PATTERN_BLOCK || !xfer) {
 		rc = bench_error_set(err, "create", path, false, 0, EINVAL);
 		goto out;
 	}
+	/* Pieces hold whole blocks of the pattern: an odd --xfer is rounded up to a block here. */
+	xfer = (xfer + PATTERN_BLOCK - 1) / PATTERN_BLOCK * PATTERN_BLOCK;
 
 	fd = fs_create(dirfd, tmp, O_RDWR);
 	if (fd < 0) {
@@ -287,6 +340,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		goto out;
 	}
 	created = true;
+	owned = replica_pending_arm(dirfd, tmp);
 	rc = replica_reserve(fd, size);
 	if (rc) {
 		rc = bench_error_set(err, "fallocate", tmppath, false, 0, rc);
@@ -337,6 +391,7 @@ out:
 		close(fd);
 	if (created)
 		unlinkat(dirfd, tmp, 0);
+	replica_pending_disarm(owned);
 	return rc;
 }
 

@@ -31,7 +31,8 @@ uint64_t replica_new_generation(void);
 
 /*
  * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as
- * name, with nthreads threads each writing a disjoint region in xfer-sized pwrites to
+ * name, with nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
+ * (rounded up to whole 4 KiB blocks) to
  * "<name>.tmp.<pid>", then fdatasync and rename into place. An existing name is replaced
  * only if replace is true (the caller checked it is a stagebench replica); otherwise the
  * final step fails with -EEXIST (another node won the race; its file stays). *stop aborts.
@@ -40,6 +41,13 @@ uint64_t replica_new_generation(void);
 int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
 		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,
 		   struct bench_error *err);
+
+/*
+ * For a signal handler that is about to _exit: remove the temporary file of a replica_create
+ * in progress, if any. Async-signal-safe (one unlinkat). A replica already published is
+ * never touched.
+ */
+void replica_abort_cleanup(void);
 
 /*
  * Remove a replica after checking it is ours (name given, header valid). 0, -ENOENT, or

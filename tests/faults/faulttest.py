@@ -8,11 +8,8 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -128,6 +125,16 @@ def popen(args, env=None, prefix=None):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def reap(proc):
+    """Kill proc if it still runs, and close its pipes (a cleanup)."""
+    if proc.poll() is None:
+        proc.kill()
+    try:
+        proc.communicate(timeout=30)
+    except (ValueError, OSError, subprocess.TimeoutExpired):
+        pass
+
+
 def popen_known_pid(args, env=None):
     """Start stagebench held at a shell `read`, so its pid is known before it runs.
 
@@ -143,7 +150,7 @@ def popen_known_pid(args, env=None):
 
     def go():
         proc.stdin.write("go\n")
-        proc.stdin.close()
+        proc.stdin.flush()  # communicate() closes it
 
     return proc, go
 
@@ -158,6 +165,15 @@ def wait_for(cond, timeout=30.0, step=0.01):
         if time.monotonic() > end:
             raise AssertionError("timed out waiting for %r" % cond)
         time.sleep(step)
+
+
+def read_text(path):
+    """The text of path, "" when it does not exist (yet)."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def lines(text):

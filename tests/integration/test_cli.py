@@ -218,18 +218,182 @@ class BadInput(sbtest.TempDirCase):
             (["list", "1a"], 2, "takes no test names"),
         ]
 
+    def more_cases(self, stage):
+        """(args, exit code, texts): the one line names the option and the accepted form.
+
+        Every command writes its summary to --out in the test directory, so that "nothing
+        created" covers the summary too.
+        """
+        out = ["--out", self.path("s.json")]
+        base = ["--scale", "tiny", "--dir", stage]
+        now = time.time()
+        uint, size, secs = ("expected a whole number from", "expected a size from",
+                            "expected seconds from")
+        node = "expected 1 to 64 letters, digits, '.', '_' or '-'"
+        cpus = "expected a CPU list like 0-3,8"
+        c = []
+
+        # A value missing at the end of the line, or empty.
+        for opt, form in (("--xfer", size), ("--count", uint), ("--chunk", size),
+                          ("--file-size", size), ("--passes", uint), ("--repeat", uint),
+                          ("--seed", uint), ("--threads", uint), ("--start-at", secs),
+                          ("--start-in", secs), ("--interval", secs), ("--cpus", cpus),
+                          ("--node", node), ("--out", "a non-empty value"),
+                          ("--dir", "a non-empty value"), ("--scale", "one of spec|small|tiny"),
+                          ("--format", "one of text|json|csv")):
+            c.append((["run", "1a"] + base + [opt], 2, [opt + " needs a value: ", form]))
+        c.append((["run", "1a"] + out + base + ["--dir="], 2, ["--dir is empty", "non-empty"]))
+        c.append((["run", "1a"] + base + ["--out="], 2, ["--out is empty", "non-empty"]))
+        c.append((["run", "1a"] + out + base + ["--node="], 2, ["--node '' is not a valid", node]))
+
+        # Malformed and too large numbers and sizes, for every option that takes one.
+        for opt, test, form in (("--xfer", "1a", size), ("--chunk", "2a", size),
+                                ("--file-size", "1a", size), ("--count", "2a", uint),
+                                ("--passes", "1a", uint), ("--repeat", "1a", uint),
+                                ("--seed", "1a", uint), ("--threads", "1a", uint)):
+            for bad in ("1.5.3M", "-4k", "4q", "", " 4", "0x10"):
+                c.append((["run", test] + out + base + [opt, bad], 2,
+                          ["%s '%s' is malformed" % (opt, bad), form]))
+            c.append((["run", test] + out + base + [opt, "99999999999999999999"], 2,
+                      ["%s '99999999999999999999' is out of range" % opt, form]))
+        for opt in ("--start-at", "--start-in", "--interval"):
+            for bad in ("-1", "1.5.3", "4q", "", "nan", "inf", "1e9", "0x10"):
+                c.append((["run", "1a"] + out + base + [opt, bad], 2,
+                          ["%s '%s' is malformed" % (opt, bad), secs]))
+
+        # Zero and out-of-range counts and sizes.
+        for opt, test, bad, form in (("--count", "2a", "0", uint),
+                                     ("--count", "2a", "1000000000001", uint),
+                                     ("--passes", "1a", "0", uint),
+                                     ("--passes", "1a", "1000000001", uint),
+                                     ("--repeat", "1a", "0", uint),
+                                     ("--repeat", "1a", "10001", uint),
+                                     ("--chunk", "2a", "0", size),
+                                     ("--file-size", "1a", "0", size),
+                                     ("--file-size", "1a", "4095", size),
+                                     ("--xfer", "1a", "4095", size),
+                                     ("--xfer", "1a", "1025M", size),
+                                     ("--start-in", "1a", "86401", secs),
+                                     ("--interval", "2", "0", secs),
+                                     ("--start-at", "1a", "0", secs),
+                                     ("--start-at", "1a", "100000000001", secs)):
+            c.append((["run", test] + out + base + [opt, bad], 2,
+                      ["%s '%s' is out of range" % (opt, bad), form]))
+
+        # Options that conflict, or do not fit the tests named.
+        c += [
+            (["run", "1a", "--quiet", "--verbose"] + out + base, 2,
+             ["--quiet and --verbose exclude each other"]),
+            (["run", "1a", "--start-in", "1", "--start-at", "%.0f" % (now + 60)] + out + base, 2,
+             ["--start-at and --start-in exclude each other"]),
+            (["run", "1a", "--threads", "2", "--cpus", "0"] + out + base, 2,
+             ["--threads 2 disagrees with --cpus '0'"]),
+            (["run", "1a", "--count", "5"] + out + base, 2, ["--count does not apply to 1a"]),
+            (["run", "2a", "--passes", "5"] + out + base, 2, ["--passes applies to 1a and 1b"]),
+            (["run", "4a", "--file-size", "4M"] + out + base, 2,
+             ["--file-size does not apply to 4a"]),
+            (["run", "1a", "1b", "--file-size", "4M"] + out + base, 2,
+             ["--file-size", "name a single test"]),
+            (["run", "2a", "--chunk", "16M"] + out + base, 2,
+             ["--chunk 16 MiB of 2a is larger than the replica (8 MiB)", "at most"]),
+            (["run", "1a", "--file-size", "4097"] + out + base, 2,
+             ["--file-size 4097 bytes", "expected a size in whole 4 KiB blocks"]),
+            (["run", "2a", "--xfer", "6k", "--verify"] + out + base, 2,
+             ["--xfer 6144 bytes with --verify", "expected a multiple of 4 KiB"]),
+            (["run", "all", "1a"] + out + base, 2, ["'all' names every test: give it alone"]),
+            (["run", "1a", "--verify=yes"] + out + base, 2, ["--verify takes no value"]),
+            (["prepare", "1a", "--verify"] + base, 2,
+             ["option --verify does not apply to 'prepare'"]),
+            (["list", "--dir", stage], 2, ["option --dir does not apply to 'list'"]),
+            (["run", "1a", "-x"] + out + base, 2, ["unknown option '-x'"]),
+            (["run", "1a", "---dir", stage] + out + base, 2, ["unknown option '---dir'"]),
+        ]
+
+        # The same test or part twice, or a part with its test.
+        for tests in (["2", "2a"], ["2a", "2"], ["2a", "2a"], ["2a", "2b", "2a"], ["4", "4c"],
+                      ["all", "all"]):
+            c.append((["run"] + tests + out + base, 2,
+                      ["all" if tests[0] == "all" else "is named more than once"]))
+
+        # CPU lists that do not parse, or name CPUs this process may not use.
+        for bad in ("", "a", "0-", "3-1", "-1", "0,,1", "1,1", "0-1-2"):
+            c.append((["run", "1a", "--cpus", bad] + out + base, 2,
+                      ["--cpus '%s' is malformed" % bad, cpus]))
+        c.append((["run", "1a", "--cpus", "4000"] + out + base, 2, ["--cpus", "CPU 4000"]))
+
+        # Start instants that cannot be meant.
+        c += [
+            (["run", "1a", "--start-at", "1"] + out + base, 2,
+             ["--start-at 1.000 is", "in the past, more than 24 hours",
+              "expected an instant in UTC seconds"]),
+            (["run", "1a", "--start-at", "%.0f" % (now - 3 * 86400)] + out + base, 2,
+             ["in the past, more than 24 hours"]),
+            (["run", "1a", "--start-at", "99999999999"] + out + base, 2,
+             ["--start-at 99999999999.000 is", "ahead, more than 24 hours"]),
+        ]
+
+        # Node names that cannot go into a file name (control characters are escaped).
+        for bad, shown in (("a/b", "a/b"), ("a\tb", "a\\tb"), ("a\nb", "a\\nb"),
+                           ("a\x01b", "a\\x01b"), ("a\x1b[31mb", "a\\x1b[31mb"), ("..", ".."),
+                           (".x", ".x"), ("-x", "-x"), ("x" * 65, "x" * 65), ("a b", "a b"),
+                           ("n\u00e9", "n\u00e9"), ("n1;rm -rf /", "n1;rm -rf /")):
+            c.append((["run", "1a"] + out + base + ["--node", bad], 2,
+                      ["--node '%s' is not a valid node name" % shown, node]))
+        return c
+
+    def env_cases(self, stage):
+        """Bad values of the environment variables: (env, exit code, texts)."""
+        node = "expected 1 to 64 letters, digits, '.', '_' or '-'"
+        scale = "expected one of spec|small|tiny"
+        return [
+            ({"STAGEBENCH_DIR": ""}, 2,
+             ["environment variable STAGEBENCH_DIR (for --dir) is empty", "non-empty"]),
+            ({"STAGEBENCH_DIR": self.path("missing")}, 3, ["No such file or directory"]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_SCALE": ""}, 2,
+             ["environment variable STAGEBENCH_SCALE (for --scale) '' is not known", scale]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_SCALE": "TINY"}, 2,
+             ["STAGEBENCH_SCALE (for --scale) 'TINY' is not known", scale]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_SCALE": "huge"}, 2,
+             ["STAGEBENCH_SCALE (for --scale) 'huge' is not known", scale]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_NODE": "a/b"}, 2,
+             ["environment variable STAGEBENCH_NODE (for --node) 'a/b' is not a valid node name",
+              node]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_NODE": "a\nb"}, 2,
+             ["STAGEBENCH_NODE (for --node) 'a\\nb' is not a valid node name", node]),
+            ({"STAGEBENCH_DIR": stage, "STAGEBENCH_NODE": ""}, 2,
+             ["STAGEBENCH_NODE (for --node) '' is not a valid node name", node]),
+        ]
+
+    def check_bad(self, args, code, texts, env=None):
+        before = listing(self.dir)
+        p = run(args, env=env)
+        self.assertEqual(p.returncode, code, "%s: %s" % (args, p.stderr))
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertTrue(lines[0].startswith("stagebench: error: "), lines[0])
+        for text in texts:
+            self.assertIn(text, lines[0])
+        self.assertEqual(listing(self.dir), before)
+
     def test_bad_input(self):
         stage = self.stage()
         for args, code, text in self.cases(stage):
             with self.subTest(args=args):
-                before = listing(self.dir)
-                p = run(args)
-                self.assertEqual(p.returncode, code, "%s: %s" % (args, p.stderr))
-                lines = [l for l in p.stderr.splitlines() if l.strip()]
-                self.assertEqual(len(lines), 1, p.stderr)
-                self.assertIn(text, lines[0])
-                self.assertTrue(lines[0].startswith("stagebench: error: "), lines[0])
-                self.assertEqual(listing(self.dir), before)
+                self.check_bad(args, code, [text])
+
+    def test_bad_input_names_option_and_form(self):
+        stage = self.stage()
+        for args, code, texts in self.more_cases(stage):
+            with self.subTest(args=args):
+                self.check_bad(args, code, texts)
+
+    def test_bad_environment(self):
+        stage = self.stage()
+        for env, code, texts in self.env_cases(stage):
+            with self.subTest(env=env):
+                # a precondition (exit 3) still writes the summary: no --out then
+                out = ["--out", self.path("s.json")] if code == 2 else []
+                self.check_bad(["run", "1a", "--scale", "tiny"] + out, code, texts, env=env)
 
     def test_cpu_outside_inherited_binding(self):
         stage = self.stage()

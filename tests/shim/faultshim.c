@@ -1,9 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * faultshim: an LD_PRELOAD library for the fault tests. It interposes read, pread, write,
- * pwrite, open/openat, fsync/fdatasync, close and clock_gettime (each found with dlsym
- * RTLD_NEXT) and fails, shortens or delays chosen calls, or steps the wall clock, as the
- * environment says. Never linked into stagebench; see tests/faults/README.md for the rules.
+ * faultshim: an LD_PRELOAD library for the fault tests (tests/faults/). It interposes read,
+ * pread, write, pwrite, open, openat, fsync, fdatasync, close and clock_gettime (the next
+ * definitions found with dlsym RTLD_NEXT) and fails, shortens or delays chosen calls, or
+ * steps the wall clock, as its environment says. Never linked into stagebench.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The environment:
  *
  *   FAULTSHIM="RULE;RULE..."   (',' also separates rules)
  *     RULE = CALL:WHEN:ACTION
@@ -31,35 +54,25 @@
  * A rule that cannot be parsed makes the process exit with status 99 at start, with a
  * message: a typo must not silently turn a fault test into a plain run.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
 
-#define SHIM_EXPORT __attribute__((visibility("default")))
+#define SHIM_EXPORT    __attribute__((visibility("default")))
 #define SHIM_MAX_RULES 16
-#define SHIM_MAX_FD 65536
+#define SHIM_MAX_FD    65536
 
-enum shim_call { CALL_READ, CALL_PREAD, CALL_WRITE, CALL_PWRITE, CALL_OPEN, CALL_OPENAT,
-		 CALL_FSYNC, CALL_CLOSE, CALL_COUNT };
+enum shim_call {
+	CALL_READ,
+	CALL_PREAD,
+	CALL_WRITE,
+	CALL_PWRITE,
+	CALL_OPEN,
+	CALL_OPENAT,
+	CALL_FSYNC,
+	CALL_CLOSE,
+	CALL_COUNT
+};
 
 static const char *const shim_call_names[CALL_COUNT] = {
-	"read", "pread", "write", "pwrite", "open", "openat", "fsync", "close",
+    "read", "pread", "write", "pwrite", "open", "openat", "fsync", "close",
 };
 
 enum shim_action { ACT_ERRNO, ACT_SHORT, ACT_DELAY };
@@ -77,13 +90,13 @@ static struct shim_rule shim_rules[SHIM_MAX_RULES];
 static size_t shim_nrules;
 static bool shim_has_rule[CALL_COUNT];
 static _Atomic uint64_t shim_counts[CALL_COUNT];
-static const char *shim_path;		   /* FAULTSHIM_PATH */
+static const char *shim_path;				 /* FAULTSHIM_PATH */
 static _Atomic unsigned char shim_fd_match[SHIM_MAX_FD]; /* fd was opened on a counted path */
-static int shim_delay_cpu = -1;		   /* FAULTSHIM_DELAY_CPU */
+static int shim_delay_cpu = -1;				 /* FAULTSHIM_DELAY_CPU */
 static uint64_t shim_delay_cpu_ns;
-static bool shim_clock;			   /* a clock step is configured */
+static bool shim_clock; /* a clock step is configured */
 static int64_t shim_clock_step_ns;
-static uint64_t shim_clock_after_ns;	   /* monotonic, from shim_t0 */
+static uint64_t shim_clock_after_ns; /* monotonic, from shim_t0 */
 static uint64_t shim_t0;
 static int shim_log_fd = -1;
 static bool shim_trace;
@@ -93,21 +106,22 @@ static const struct {
 	const char *name;
 	int value;
 } shim_errnos[] = {
-	{"EIO", EIO},	      {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EINTR", EINTR},
-	{"EACCES", EACCES},   {"EPERM", EPERM},	  {"EROFS", EROFS},   {"ENOENT", ENOENT},
-	{"EFBIG", EFBIG},     {"ENOMEM", ENOMEM}, {"EAGAIN", EAGAIN}, {"EBADF", EBADF},
-	{"ESTALE", ESTALE},   {"ENXIO", ENXIO},	  {"EMFILE", EMFILE}, {"ENFILE", ENFILE},
-	{"ETIMEDOUT", ETIMEDOUT}, {"EREMOTEIO", EREMOTEIO},
+    {"EIO", EIO},	{"ENOSPC", ENOSPC},	  {"EDQUOT", EDQUOT},
+    {"EINTR", EINTR},	{"EACCES", EACCES},	  {"EPERM", EPERM},
+    {"EROFS", EROFS},	{"ENOENT", ENOENT},	  {"EFBIG", EFBIG},
+    {"ENOMEM", ENOMEM}, {"EAGAIN", EAGAIN},	  {"EBADF", EBADF},
+    {"ESTALE", ESTALE}, {"ENXIO", ENXIO},	  {"EMFILE", EMFILE},
+    {"ENFILE", ENFILE}, {"ETIMEDOUT", ETIMEDOUT}, {"EREMOTEIO", EREMOTEIO},
 };
 
 /* The next definitions of what we interpose, resolved on first use. */
-#define SHIM_REAL(ret, name, ...)                                                          \
-	static ret (*real_##name)(__VA_ARGS__);                                            \
-	static ret (*shim_real_##name(void))(__VA_ARGS__)                                  \
-	{                                                                                  \
-		if (!real_##name)                                                          \
-			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                  \
-		return real_##name;                                                        \
+#define SHIM_REAL(ret, name, ...)                                                                  \
+	static ret (*real_##name)(__VA_ARGS__);                                                    \
+	static ret (*shim_real_##name(void))(__VA_ARGS__)                                          \
+	{                                                                                          \
+		if (!real_##name)                                                                  \
+			*(void **)&real_##name = dlsym(RTLD_NEXT, #name);                          \
+		return real_##name;                                                                \
 	}
 
 SHIM_REAL(ssize_t, read, int, void *, size_t)
@@ -135,12 +149,19 @@ static uint64_t shim_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A slow call: signals that arrive meanwhile are handled (nanosleep, not a raw system call,
+ * so that ThreadSanitizer delivers them at once too) and the sleep goes on, as the slow
+ * I/O it stands for would. errno is the caller's afterwards.
+ */
 static void shim_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	int saved = errno;
 
-	while (syscall(SYS_nanosleep, &ts, &ts) != 0 && errno == EINTR)
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+	errno = saved;
 }
 
 static void shim_die(const char *what, const char *text)
@@ -149,7 +170,8 @@ static void shim_die(const char *what, const char *text)
 	int n = snprintf(line, sizeof(line), "faultshim: %s: '%s'\n", what, text);
 
 	if (n > 0)
-		syscall(SYS_write, 2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		syscall(SYS_write, 2, line,
+			(size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	_exit(99);
 }
 
@@ -344,8 +366,8 @@ static bool shim_counted_fd(int fd)
 {
 	if (!shim_path)
 		return true;
-	return fd >= 0 && fd < SHIM_MAX_FD && atomic_load_explicit(&shim_fd_match[fd],
-								    memory_order_relaxed);
+	return fd >= 0 && fd < SHIM_MAX_FD &&
+	       atomic_load_explicit(&shim_fd_match[fd], memory_order_relaxed);
 }
 
 /* Count the call and return the rule that applies to it, or NULL. */
@@ -399,7 +421,8 @@ static bool shim_apply(const struct shim_rule *r, size_t *len)
 
 static void shim_delay_cpu_maybe(bool counted)
 {
-	if (shim_delay_cpu < 0 || !counted || !atomic_load_explicit(&shim_ready, memory_order_acquire))
+	if (shim_delay_cpu < 0 || !counted ||
+	    !atomic_load_explicit(&shim_ready, memory_order_acquire))
 		return;
 	if (sched_getcpu() == shim_delay_cpu)
 		shim_sleep_ns(shim_delay_cpu_ns);
@@ -407,8 +430,7 @@ static void shim_delay_cpu_maybe(bool counted)
 
 /* ---- read and write ---- */
 
-static ssize_t shim_read_common(ssize_t (*real)(int, void *, size_t), int fd, void *buf,
-				size_t len)
+static ssize_t shim_read_common(ssize_t (*real)(int, void *, size_t), int fd, void *buf, size_t len)
 {
 	bool counted = shim_counted_fd(fd);
 
@@ -505,7 +527,8 @@ static bool shim_counted_path(const char *path)
 static void shim_track(int fd, const char *path)
 {
 	if (fd >= 0 && fd < SHIM_MAX_FD)
-		atomic_store_explicit(&shim_fd_match[fd], shim_path && path && strstr(path, shim_path),
+		atomic_store_explicit(&shim_fd_match[fd],
+				      shim_path && path && strstr(path, shim_path),
 				      memory_order_relaxed);
 }
 

@@ -66,6 +66,31 @@ int main(void)
 			  got ? got : "(no capture)");
 	}
 
+	/* Control characters in a message are escaped: one message is one line. */
+	{
+		static char text[256];
+		FILE *tmp = tmpfile();
+		int saved = dup(2);
+		size_t n = 0;
+
+		if (tmp && saved >= 0) {
+			fflush(stderr);
+			dup2(fileno(tmp), 2);
+			log_set_level(LOG_WARN);
+			log_err("--node '%s' is not valid", "a\nb\tc\x01" "d\x7f\xc3\xa9");
+			fflush(stderr);
+			dup2(saved, 2);
+			close(saved);
+			rewind(tmp);
+			n = fread(text, 1, sizeof(text) - 1, tmp);
+			fclose(tmp);
+		}
+		text[n] = '\0';
+		CHECK_MSG(strcmp(text, "stagebench: error: --node 'a\\nb\\tc\\x01d\\x7f\xc3\xa9' is "
+				       "not valid\n") == 0,
+			  "escaped: '%s'", text);
+	}
+
 	/* errno survives a message; out-of-range levels are clamped. */
 	log_set_level(LOG_ERR);
 	errno = ENOSPC;

@@ -88,6 +88,7 @@ static void test_create(void)
 	    {"rbig", 3 * MIB, 2, 16 * MIB},
 	    {"rblock", 4 * KIB, 4, 4 * KIB},
 	    {"rmany", 2 * MIB, 64, 4 * KIB},
+	    {"rxfer", 6 * MIB, 2, 6000}, /* an --xfer of no whole blocks: rounded up */
 	};
 	size_t i;
 
@@ -322,8 +323,10 @@ static void test_refusals(void)
 		int stop;
 		int rc;
 	} cases[] = {
-	    {0, MIB, 0, -EINVAL},    {1000, MIB, 0, -EINVAL},	{MIB, 0, 0, -EINVAL},
-	    {MIB, 1000, 0, -EINVAL}, {8 * MIB, MIB, 1, -EINTR},
+	    {0, MIB, 0, -EINVAL},
+	    {1000, MIB, 0, -EINVAL},
+	    {MIB, 0, 0, -EINVAL},
+	    {8 * MIB, MIB, 1, -EINTR},
 	};
 	size_t i;
 

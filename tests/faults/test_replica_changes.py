@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: MIT
+"""A replica that vanishes, shrinks or is replaced while 1a and 2 read it (1b's truncation
+under the mapping is in tests/integration/test_parts.py): a named error, never a crash,
+and the other threads stop."""
+import os
+import re
+import time
+import unittest
+
+import faulttest as ft
+from faulttest import MiB, run
+
+
+class ReplicaChanges(ft.FaultCase):
+    def start_long(self, args):
+        """Start a long part on a prepared replica; returns (proc, summary path)."""
+        out = self.path("s.json")
+        proc = ft.popen(args + ["--scale", "tiny", "--dir", self.stage(), "--start-in", "0",
+                                "--out", out])
+        self.addCleanup(ft.reap, proc)
+        return proc, out
+
+    def wait_running(self, proc, out):
+        """Until the part runs: the worker threads exist and the start has passed."""
+        n = len(ft.sbtest.info()["threads"])
+        ft.wait_for(lambda: proc.poll() is not None or
+                    len(os.listdir("/proc/%d/task" % proc.pid)) >= n + 1)
+        time.sleep(0.5)
+        self.assertIsNone(proc.poll(), "the part ended before the fault")
+
+    def finish(self, proc, out, code=1):
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, code, err)
+        self.assertNotIn("Sanitizer", err)
+        s = self.summary(out)
+        part = s["tests"][0]["parts"][0]
+        if code == 1:
+            self.assertEqual(part["status"], "failed")
+            self.assertEqual(s["status"], "failed")
+        # stopped promptly, not after the passes or chunks asked for
+        self.assertLess(part["node_time_s"], 30)
+        return s, part, err
+
+    def prepare(self, test):
+        p = run(["prepare", test, "--scale", "tiny", "--dir", self.stage()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_1a_replica_deleted(self):
+        self.prepare("1a")
+        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
+        proc, out = self.start_long(["run", "1a", "--passes", "100000"])
+        self.wait_running(proc, out)
+        os.unlink(replica)
+        s, part, err = self.finish(proc, out)
+        self.assertRegex(part["error"],
+                         r"^thread \d+: open '%s': No such file or directory$" % re.escape(replica))
+        self.assertIn("No such file or directory", err)
+
+    def test_1a_replica_truncated(self):
+        self.prepare("1a")
+        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
+        proc, out = self.start_long(["run", "1a", "--passes", "100000"])
+        self.wait_running(proc, out)
+        os.truncate(replica, 1 * MiB + 512)
+        s, part, err = self.finish(proc, out)
+        m = re.match(r"^thread \d+: read '%s' at (\d+): Input/output error$" % re.escape(replica),
+                     part["error"])
+        self.assertTrue(m, part["error"])
+        # where the file ended for the reader: at its new end, or where a pass stood
+        self.assertLess(int(m.group(1)), 4 * MiB)
+
+    def test_1a_replica_replaced_by_another_node(self):
+        # another node recreates the replica (rename over it, new generation) while this one
+        # reads with --verify: the blocks of the other generation are caught and named
+        self.prepare("1a")
+        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
+        proc, out = self.start_long(["run", "1a", "--passes", "100000", "--verify"])
+        self.wait_running(proc, out)
+        p = run(["prepare", "1a", "--scale", "tiny", "--dir", self.stage()])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        gen = int(re.search(r"generation (\d+)", p.stdout).group(1))
+        s, part, err = self.finish(proc, out)
+        self.assertRegex(part["error"],
+                         r"^thread \d+: verify '%s' at 0: block of another replica generation "
+                         r"or offset \(expected generation %d, found %d\)$"
+                         % (re.escape(replica), s["tests"][0]["generation"], gen))
+
+    def test_2_replica_truncated(self):
+        self.prepare("2")
+        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.2.8MiB")
+        proc, out = self.start_long(["run", "2a", "--count", "100000000"])
+        self.wait_running(proc, out)
+        os.truncate(replica, 1 * MiB)
+        s, part, err = self.finish(proc, out)
+        m = re.match(r"^thread \d+: read '%s' at (\d+): Input/output error$" % re.escape(replica),
+                     part["error"])
+        self.assertTrue(m, part["error"])
+        self.assertGreaterEqual(int(m.group(1)), 1 * MiB)
+
+    def test_2_replica_deleted_or_replaced(self):
+        # Each part of 2 opens the replica once, in set-up: when it is deleted, or another
+        # replica is renamed over it, in the wait, the threads still read (and verify) the
+        # file they opened, as POSIX says (NFS would answer ESTALE: see test_io_errors);
+        # the next part's open finds no replica, or one of another generation
+        for how in ("deleted", "replaced"):
+            with self.subTest(how=how):
+                self.prepare("2")
+                stage = self.stage()
+                replica = os.path.join(stage, "stagebench.2.8MiB")
+                other = self.path("other")
+                os.makedirs(other, exist_ok=True)
+                self.assertEqual(run(["prepare", "2", "--scale", "tiny", "--dir", other])
+                                 .returncode, 0)
+                out = self.path("s-%s.json" % how)
+                proc = ft.popen(["run", "2", "--scale", "tiny", "--dir", stage,
+                                 "--start-in", "1", "--verify", "--out", out])
+                n = len(ft.sbtest.info()["threads"])
+
+                def opened():
+                    # every thread has the replica open: set-up is over, the wait began
+                    fds = "/proc/%d/fd" % proc.pid
+                    try:
+                        links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
+                    except OSError:
+                        return proc.poll() is not None
+                    return sum(l.endswith("stagebench.2.8MiB") for l in links) >= n
+
+                ft.wait_for(opened)
+                if how == "deleted":
+                    os.unlink(replica)
+                else:
+                    os.rename(os.path.join(other, "stagebench.2.8MiB"), replica)
+                _, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 1, err)
+                s = self.summary(out)
+                a, b = s["tests"][0]["parts"]  # the test ends at its failed part
+                self.assertEqual((a["part"], a["status"], a["verified"]), ("2a", "ok", True))
+                # the next part opens the name again: gone, or another generation
+                self.assertEqual((b["part"], b["status"]), ("2b", "failed"))
+                self.assertRegex(b["error"], r"^thread \d+: open '[^']+': No such file or "
+                                 r"directory$" if how == "deleted" else
+                                 r"^thread \d+: verify '[^']+' at \d+: block of another "
+                                 r"replica generation or offset \(expected generation %d, "
+                                 r"found \d+\)$" % s["tests"][0]["generation"])
+
+if __name__ == "__main__":
+    ft.setup_from_argv()
+    unittest.main(verbosity=2)

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: MIT
+"""Safety on a directory shared with other nodes and users: files are created with
+O_EXCL|O_NOFOLLOW, so an existing path is never truncated or written through a symlink;
+`clean` removes only stagebench's own files, one by one; two `prepare` of one replica at
+once cannot mix their files: the rename is atomic and the loser says so."""
+import os
+import re
+import socket
+import subprocess
+import unittest
+
+import faulttest as ft
+from faulttest import MiB, run
+
+
+class SharedDir(ft.FaultCase):
+    def victim(self):
+        v = self.path("victim")
+        with open(v, "w") as f:
+            f.write("precious")
+        return v
+
+    def run_with_pid(self, args, plant):
+        """Run stagebench, after plant(pid) put things in the way of the names it will use."""
+        proc, go = ft.popen_known_pid(args)
+        self.addCleanup(ft.reap, proc)
+        plant(proc.pid)
+        go()
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, out, err
+
+    def test_test4_never_writes_through_a_symlink_or_over_a_file(self):
+        stage = self.stage()
+        victim = self.victim()
+        for kind in ("symlink", "file"):
+            with self.subTest(kind=kind):
+                planted = []
+
+                def plant(pid):
+                    name = os.path.join(stage, "stagebench.4a.n1.p%d-r1.t0.000003" % pid)
+                    if kind == "symlink":
+                        os.symlink(victim, name)
+                    else:
+                        with open(name, "w") as f:
+                            f.write("someone else's")
+                    planted.append(name)
+
+                out = self.path("s-%s.json" % kind)
+                rc, _, err = self.run_with_pid(
+                    ["run", "4a", "--scale", "tiny", "--dir", stage, "--start-in", "0",
+                     "--node", "n1", "--threads", "1", "--out", out], plant)
+                self.assertEqual(rc, 1, err)
+                part = self.summary(out)["tests"][0]["parts"][0]
+                self.assertEqual(part["error"], "thread 0: create '%s': File exists"
+                                 % os.path.join(os.path.realpath(stage),
+                                                os.path.basename(planted[0])))
+                self.assertEqual(part["files"], 3)
+                # the files it made are removed, the one in its way is untouched
+                self.assertEqual(os.listdir(stage), [os.path.basename(planted[0])])
+                with open(victim) as f:
+                    self.assertEqual(f.read(), "precious")
+                if kind == "symlink":
+                    self.assertEqual(os.readlink(planted[0]), victim)
+                else:
+                    with open(planted[0]) as f:
+                        self.assertEqual(f.read(), "someone else's")
+                os.unlink(planted[0])
+
+    def test_replica_never_written_through_a_symlink(self):
+        stage = self.stage()
+        victim = self.victim()
+        host = socket.gethostname().replace("/", "_")
+        planted = []
+
+        def plant(pid):
+            name = os.path.join(stage, "stagebench.1a.4MiB.tmp.%s.%d" % (host, pid))
+            os.symlink(victim, name)
+            planted.append(name)
+
+        rc, _, err = self.run_with_pid(["prepare", "1a", "--scale", "tiny", "--dir", stage],
+                                       plant)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("create '%s': File exists" % os.path.join(os.path.realpath(stage),
+                                                             os.path.basename(planted[0])),
+                      err)
+        self.assertEqual(os.listdir(stage), [os.path.basename(planted[0])])
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious")
+
+    def test_replica_name_taken_by_a_symlink_or_directory(self):
+        stage = self.stage()
+        elsewhere = self.path("elsewhere")
+        os.mkdir(elsewhere)
+        self.assertEqual(run(["prepare", "1a", "--scale", "tiny", "--dir", elsewhere])
+                         .returncode, 0)
+        real = os.path.join(elsewhere, "stagebench.1a.4MiB")
+        before = os.stat(real)
+        name = os.path.join(stage, "stagebench.1a.4MiB")
+        for kind in ("symlink", "directory"):
+            with self.subTest(kind=kind):
+                if kind == "symlink":
+                    os.symlink(real, name)
+                else:
+                    os.mkdir(name)
+                for args in (["prepare", "1a"], ["run", "1a", "--start-in", "0"]):
+                    p = run(args + ["--scale", "tiny", "--dir", stage])
+                    self.assertEqual(p.returncode, 3, p.stderr)
+                    self.assertIn("not a regular file", p.stderr)
+                    self.assertEqual(os.listdir(stage), ["stagebench.1a.4MiB"])
+                after = os.stat(real)
+                self.assertEqual((after.st_ino, after.st_mtime_ns),
+                                 (before.st_ino, before.st_mtime_ns))
+                if kind == "symlink":
+                    os.unlink(name)
+                else:
+                    os.rmdir(name)
+
+    def test_clean_removes_only_its_own_files_one_by_one(self):
+        stage = self.stage()
+        outside = self.path("outside")
+        os.mkdir(outside)
+        for d in (stage, outside):
+            self.assertEqual(run(["prepare", "1a", "--scale", "tiny", "--dir", d]).returncode, 0)
+        p = run(["run", "4a", "--scale", "tiny", "--dir", stage, "--start-in", "0", "--keep",
+                 "--threads", "1"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kept = sorted(n for n in os.listdir(stage) if n.startswith("stagebench.4a."))
+        self.assertEqual(len(kept), 50)
+        # things in the way, with stagebench's names
+        os.symlink(os.path.join(outside, "stagebench.1a.4MiB"),
+                   os.path.join(stage, "stagebench.1a.8MiB"))
+        os.symlink(os.path.join(stage, kept[0]), os.path.join(stage, "stagebench.4a.link"))
+        os.mkdir(os.path.join(stage, "stagebench.4a.dir"))
+        with open(os.path.join(stage, "stagebench.4a.dir", "inside"), "w") as f:
+            f.write("x")
+        with open(os.path.join(stage, "stagebench.4b.notours"), "w") as f:
+            f.write("no header")
+        os.mkfifo(os.path.join(stage, "stagebench.1a.fifo"))
+        with open(os.path.join(stage, "unrelated.txt"), "w") as f:
+            f.write("x")
+        p = subprocess.run([ft.binary(), "clean", "all", "--dir", stage], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(stage)),
+                         ["stagebench.1a.8MiB", "stagebench.1a.fifo", "stagebench.4a.dir",
+                          "stagebench.4a.link", "stagebench.4b.notours", "unrelated.txt"])
+        self.assertEqual(os.listdir(os.path.join(stage, "stagebench.4a.dir")), ["inside"])
+        self.assertEqual(os.listdir(outside), ["stagebench.1a.4MiB"])
+        removed = re.findall(r"^removed: (.*)$", p.stdout, re.M)
+        self.assertEqual(len(removed), 51)  # one line a file: the replica and test 4's
+        left = re.findall(r"^left alone: (\S+)", p.stdout, re.M)
+        self.assertEqual(len(left), 5, p.stdout)
+
+    def two_at_once(self, args, stage):
+        """Run two of args at once; each holds its replica 0.5 s before publishing it."""
+        env = ft.shim_env("fsync:1:delay=500ms", path=".tmp.")
+        procs = [ft.popen(args, env=env) for _ in range(2)]
+        for proc in procs:
+            self.addCleanup(ft.reap, proc)
+        return [proc.communicate(timeout=60) + (proc.returncode,) for proc in procs]
+
+    def check_one_generation(self, replica, size):
+        blocks = ft.block_generations(replica)
+        self.assertEqual(len(blocks), size // 4096)
+        gens = {gen for _, gen, _, _ in blocks}
+        self.assertEqual(len(gens), 1, "a mixed file: %d generations" % len(gens))
+        for magic, _, boff, off in blocks:
+            self.assertEqual((magic, boff), (0x31484342474B5453, off))
+        return gens.pop()
+
+    def test_two_prepares_of_one_replica_at_once(self):
+        stage = self.stage()
+        replica = os.path.join(stage, "stagebench.1a.16MiB")
+        args = ["prepare", "1a", "--scale", "tiny", "--dir", stage, "--file-size", "16M"]
+        # missing: both write a copy, one publishes it, the other finds it there and says so
+        results = self.two_at_once(args, stage)
+        for out, err, rc in results:
+            self.assertEqual(rc, 0, err)
+        winners = [out for out, _, _ in results if "created" in out]
+        losers = [err for _, err, _ in results if "created at the same time by another" in err]
+        self.assertEqual((len(winners), len(losers)), (1, 1), results)
+        gen = self.check_one_generation(replica, 16 * MiB)
+        self.assertIn("generation %d" % gen, winners[0])
+        self.assertIn("(generation %d): kept theirs" % gen, losers[0])
+        self.assertEqual(os.listdir(stage), ["stagebench.1a.16MiB"])
+        # present: both recreate it, each rename replaces the whole file atomically
+        results = self.two_at_once(args, stage)
+        for out, err, rc in results:
+            self.assertEqual(rc, 0, err)
+            self.assertIn("recreated", out)
+        gen2 = self.check_one_generation(replica, 16 * MiB)
+        self.assertNotEqual(gen, gen2)
+        self.assertTrue(any("generation %d" % gen2 in out for out, _, _ in results))
+        self.assertEqual(os.listdir(stage), ["stagebench.1a.16MiB"])
+
+    def test_two_runs_creating_one_replica_at_once(self):
+        stage = self.stage()
+        outs = [self.path("s%d.json" % i) for i in range(2)]
+        env = ft.shim_env("fsync:1:delay=500ms", path=".tmp.")
+        procs = [ft.popen(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0",
+                           "--verify", "--out", o], env=env) for o in outs]
+        results = []
+        for proc in procs:
+            self.addCleanup(ft.reap, proc)
+            results.append(proc.communicate(timeout=60) + (proc.returncode,))
+        for _, err, rc in results:
+            self.assertEqual(rc, 0, err)
+        self.assertEqual(sum("created at the same time by another process" in err
+                             for _, err, _ in results), 1, results)
+        tests = [self.summary(o)["tests"][0] for o in outs]
+        self.assertEqual(sorted(t["prepared"] for t in tests), [False, True])
+        self.assertEqual(tests[0]["generation"], tests[1]["generation"])
+        self.assertEqual(os.listdir(stage), ["stagebench.1a.4MiB"])
+
+
+if __name__ == "__main__":
+    ft.setup_from_argv()
+    unittest.main(verbosity=2)
