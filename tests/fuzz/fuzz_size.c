@@ -296,7 +296,7 @@ static void fuzz_check_format(uint64_t v)
 
 static void fuzz_check_rate(double r)
 {
-	char buf[96], unit[16];
+	char buf[512], unit[16]; /* DBL_MAX in EiB has 291 digits */
 	double n;
 	unsigned u;
 
