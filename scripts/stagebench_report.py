@@ -1,0 +1,1365 @@
+# SPDX-License-Identifier: MIT
+"""The collector's core: read the node summaries of a results directory, check them, and
+build the cluster report (text, CSV, JSON), baselines, and the node-time plot.
+
+Summaries are parsed in worker processes in chunks and reduced to a few numbers per node and
+part as they arrive, in file-name order, so memory stays small whatever the cluster size: the
+latency histograms are merged bucket by bucket at once (exactly, as util/hist.c does), and only
+the thread times (8 bytes each, for the cluster-wide median) and the few slowest threads of
+each node are kept.
+"""
+import array
+import heapq
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+
+import stagebench_lib as L
+
+UINT64_MAX = (1 << 64) - 1
+TOP_THREADS = 5
+START_SYNC_LIMIT_S = 1.0
+OK_STATUSES = ("ok", "late")
+
+
+class Bad(Exception):
+    """A summary that cannot be used: the message says why."""
+
+
+class _Slow(Exception):
+    """The fast path met something unusual: the checking path says what."""
+
+
+_NUM = frozenset((int, float))
+_INT = frozenset((int,))
+_OPT_INT = frozenset((int, type(None)))
+_OPT_STR = frozenset((str, type(None)))
+MAX_BUCKETS = 1 << 16
+
+
+# ---------------------------------------------------------------------------------------------
+# The histogram scheme of util/hist.c
+
+
+def hist_last(sub_bits, max_bits):
+    return (max_bits - sub_bits + 1) * (1 << sub_bits) - 1
+
+
+def hist_bucket_low(i, sub_bits, last):
+    sub = 1 << sub_bits
+    if i > last:
+        i = last
+    if i < sub:
+        return i
+    shift = i // sub - 1
+    return (sub + i % sub) << shift
+
+
+def hist_bucket_high(i, sub_bits, last):
+    if i >= last:
+        return UINT64_MAX
+    return hist_bucket_low(i + 1, sub_bits, last) - 1
+
+
+def hist_quantile(buckets, count, min_ns, max_ns, q, sub_bits, max_bits):
+    """hist_quantile() of util/hist.c on a sparse {index: count}: the midpoint of the bucket
+    holding the ceil(q*count)-th smallest value, clamped to [min_ns, max_ns]."""
+    if count <= 0:
+        return 0
+    last = hist_last(sub_bits, max_bits)
+    if not (q > 0):
+        rank = 1
+    elif q >= 1:
+        rank = count
+    else:
+        x = q * float(count)
+        rank = int(x)
+        if float(rank) < x:
+            rank += 1
+        rank = min(max(rank, 1), count)
+    idx, seen = last, 0
+    for i in sorted(buckets):
+        if i >= last:
+            break
+        seen += buckets[i]
+        if seen >= rank:
+            idx = i
+            break
+    low = hist_bucket_low(idx, sub_bits, last)
+    high = hist_bucket_high(idx, sub_bits, last)
+    mid = low + (high - low) // 2
+    return min(max(mid, min_ns), max_ns)
+
+
+class Hist:
+    """A merged latency histogram: dense bucket counts, as in util/hist.c."""
+
+    __slots__ = ("scheme", "dense", "count", "min_ns", "max_ns", "sum_ns", "skipped")
+
+    def __init__(self):
+        self.scheme = None
+        self.dense = None
+        self.count = 0
+        self.min_ns = 0
+        self.max_ns = 0
+        self.sum_ns = 0
+        self.skipped = []  # nodes whose histogram had another scheme
+
+    def merge(self, node, h):
+        scheme, count, mn, mx, sm, idx, cnt = h
+        if count == 0:
+            return
+        if self.scheme is None:
+            self.scheme = scheme
+            self.dense = [0] * (hist_last(*scheme) + 1)
+        elif scheme != self.scheme:
+            self.skipped.append(node)
+            return
+        if self.count == 0 or mn < self.min_ns:
+            self.min_ns = mn
+        if mx > self.max_ns:
+            self.max_ns = mx
+        self.sum_ns = min(self.sum_ns + sm, UINT64_MAX)
+        self.count += count
+        b = self.dense
+        for i, c in zip(idx, cnt):
+            b[i] += c
+
+    @property
+    def buckets(self):
+        return {i: c for i, c in enumerate(self.dense or ()) if c}
+
+    def quantile(self, q):
+        if not self.count:
+            return None
+        sub_bits, max_bits = self.scheme
+        return hist_quantile(self.buckets, self.count, self.min_ns, self.max_ns, q, sub_bits,
+                             max_bits) / 1e9
+
+    def to_json(self):
+        if not self.count:
+            return None
+        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9),
+                "p99": self.quantile(0.99), "max": self.max_ns / 1e9,
+                "mean": self.sum_ns / self.count / 1e9, "count": self.count}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading one summary (in a worker process)
+
+
+def _num(obj, key, where, required=True, lo=None):
+    if not isinstance(obj, dict):
+        raise Bad("%s is not an object" % where.rstrip("."))
+    if key not in obj:
+        if required:
+            raise Bad("missing field %s%s" % (where, key))
+        return None
+    v = obj[key]
+    if v is None and not required:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+            (isinstance(v, float) and not math.isfinite(v)):
+        raise Bad("field %s%s is not a number" % (where, key))
+    if lo is not None and v < lo:
+        raise Bad("field %s%s is negative" % (where, key))
+    return v
+
+
+def _int(obj, key, where, required=True):
+    v = _num(obj, key, where, required, lo=0)
+    if v is not None and not isinstance(v, int):
+        raise Bad("field %s%s is not a whole number" % (where, key))
+    return v
+
+
+def _str(obj, key, where, required=True):
+    if not isinstance(obj, dict):
+        raise Bad("%s is not an object" % where.rstrip("."))
+    if key not in obj:
+        if required:
+            raise Bad("missing field %s%s" % (where, key))
+        return None
+    v = obj[key]
+    if v is None and not required:
+        return None
+    if not isinstance(v, str):
+        raise Bad("field %s%s is not a string" % (where, key))
+    return v
+
+
+def _list(obj, key, where, required=True):
+    if not isinstance(obj, dict):
+        raise Bad("%s is not an object" % where.rstrip("."))
+    if key not in obj:
+        if required:
+            raise Bad("missing field %s%s" % (where, key))
+        return []
+    v = obj[key]
+    if not isinstance(v, list):
+        raise Bad("field %s%s is not a list" % (where, key))
+    return v
+
+
+def _hist_fast(h):
+    try:
+        sub_bits, max_bits = h["sub_bits"], h["max_bits"]
+        nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
+        b = h["buckets"]
+        if set(map(type, nums)) != _INT or min(nums) < 0 or type(b) is not list:
+            raise _Slow
+        if not (1 <= sub_bits < max_bits <= 64) or \
+                (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
+            raise _Slow
+        last = hist_last(sub_bits, max_bits)
+        if b:
+            if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
+                raise _Slow
+            idx = [x[0] for x in b]
+            cnt = [x[1] for x in b]
+            if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
+                    min(idx) < 0 or max(idx) > last or min(cnt) < 0:
+                raise _Slow
+        else:
+            idx = cnt = []
+        if sum(cnt) != nums[2]:
+            raise _Slow
+    except (TypeError, KeyError, AttributeError):
+        raise _Slow
+    return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
+            array.array("q", cnt))
+
+
+def _hist(part, where):
+    h = part.get("latency_hist")
+    if h is None:
+        return None
+    try:
+        return _hist_fast(h)
+    except _Slow:
+        pass
+    w = where + "latency_hist."
+    sub_bits = _int(h, "sub_bits", w)
+    max_bits = _int(h, "max_bits", w)
+    if not (1 <= sub_bits < max_bits <= 64) or \
+            (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
+        raise Bad("field %ssub_bits/max_bits is out of range" % w)
+    last = hist_last(sub_bits, max_bits)
+    count = _int(h, "count", w)
+    mn = _int(h, "min_ns", w)
+    mx = _int(h, "max_ns", w)
+    sm = _int(h, "sum_ns", w)
+    idx = array.array("q")
+    cnt = array.array("q")
+    total = 0
+    for b in _list(h, "buckets", w):
+        if not (isinstance(b, list) and len(b) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in b)):
+            raise Bad("field %sbuckets has an entry that is not [index, count]" % w)
+        if not (0 <= b[0] <= last) or b[1] < 0:
+            raise Bad("field %sbuckets has an index or count out of range" % w)
+        idx.append(b[0])
+        cnt.append(b[1])
+        total += b[1]
+    if total != count:
+        raise Bad("field %scount (%d) is not the sum of its buckets (%d)" % (w, count, total))
+    return ((sub_bits, max_bits), count, mn, mx, sm, idx, cnt)
+
+
+def _part(part, where, top):
+    status = _str(part, "status", where)
+    p = {
+        "part": _str(part, "part", where),
+        "status": status,
+        "error": _str(part, "error", where, required=False),
+        "node_time_s": _num(part, "node_time_s", where, lo=0),
+        "bytes": _int(part, "bytes", where),
+        "ops": _int(part, "ops", where),
+        "start_at": _num(part, "start_at", where, lo=0),
+        "release_spread_s": _num(part, "release_spread_s", where, required=False),
+        "verified": bool(part.get("verified")),
+        "late": bool(part.get("late")),
+    }
+    if not L._PART_RE.match(p["part"]):
+        raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
+    tt = part.get("thread_time_s")
+    if isinstance(tt, dict):
+        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
+        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False)
+        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False)
+    threads = _list(part, "per_thread", where)
+    try:
+        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
+    except _Slow:
+        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top, where)
+    p["threads"] = len(threads)
+    p["times"] = times.tobytes()
+    if not p["error"] and first_err:
+        p["error"] = first_err
+    p["hist"] = _hist(part, where)
+    return p
+
+
+def _threads_fast(threads, top):
+    """The per-thread figures without a function call per field; _Slow if anything is
+    unusual (the checking path _threads then names it)."""
+    try:
+        times = [th["time_s"] for th in threads]
+        rels = [th["release_at"] for th in threads]
+        index = [th["index"] for th in threads]
+        cpus = [th.get("cpu") for th in threads]
+        errs = [th.get("error") for th in threads]
+    except (TypeError, KeyError, AttributeError):
+        raise _Slow
+    if threads:
+        if not (set(map(type, times)) <= _NUM and set(map(type, rels)) <= _NUM and
+                set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
+                set(map(type, errs)) <= _OPT_STR):
+            raise _Slow
+        if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
+                min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
+                min((c for c in cpus if c is not None), default=0) < 0:
+            raise _Slow
+    ran = [i for i, r in enumerate(rels) if r > 0]
+    if len(ran) == len(rels):
+        t_ran, r_ran, i_ran, c_ran = times, rels, index, cpus
+    else:
+        t_ran = [times[i] for i in ran]
+        r_ran = [rels[i] for i in ran]
+        i_ran = [index[i] for i in ran]
+        c_ran = [cpus[i] for i in ran]
+    first_err = next(("thread %d: %s" % (index[i], e) for i, e in enumerate(errs) if e), None)
+    return (array.array("d", t_ran), min(r_ran) if r_ran else None,
+            max(r_ran) if r_ran else None, heapq.nlargest(top, zip(t_ran, i_ran, c_ran)),
+            first_err)
+
+
+def _threads(threads, top, where):
+    """The per-thread figures, every field checked (Bad names the first wrong one)."""
+    times = array.array("d")
+    rel_min = rel_max = None
+    heap = []
+    first_err = None
+    for i, th in enumerate(threads):
+        w = "%sper_thread[%d]." % (where, i)
+        t = _num(th, "time_s", w, lo=0)
+        rel = _num(th, "release_at", w, lo=0)
+        index = _int(th, "index", w)
+        cpu = _int(th, "cpu", w, required=False)
+        err = _str(th, "error", w, required=False)
+        if err and first_err is None:
+            first_err = "thread %d: %s" % (index, err)
+        if rel > 0:
+            times.append(t)
+            rel_min = rel if rel_min is None or rel < rel_min else rel_min
+            rel_max = rel if rel_max is None or rel > rel_max else rel_max
+            item = (t, index, cpu)
+            if len(heap) < top:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+    return times, rel_min, rel_max, sorted(heap, reverse=True), first_err
+
+
+def read_summary(path, rep_offset=0, top=TOP_THREADS):
+    """One summary reduced to what the report needs, or {'error': why}. Never raises."""
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
+    if not data.strip():
+        return {"file": name, "error": "empty file"}
+    try:
+        s = json.loads(data)
+    except RecursionError:
+        return {"file": name, "error": "not valid JSON: nested too deeply"}
+    except ValueError as e:
+        return {"file": name, "error": "not valid JSON (truncated or damaged): %s" % e}
+    try:
+        return _summary(s, name, rep_offset, top)
+    except Bad as e:
+        return {"file": name, "error": str(e)}
+    except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
+        return {"file": name, "error": "unexpected structure (%s: %s)" % (type(e).__name__, e)}
+
+
+def _summary(s, name, rep_offset, top):
+    if not isinstance(s, dict):
+        raise Bad("not a JSON object")
+    schema = s.get("schema")
+    if schema != L.NODE_SCHEMA:
+        if isinstance(schema, str) and schema.startswith("stagebench.") and \
+                not schema.startswith("stagebench.node/"):
+            return {"file": name, "ignore": "a %s file, not a node summary" % schema}
+        raise Bad("schema is %s, expected %s" % (
+            json.dumps(schema)[:60] if schema is not None else "missing", L.NODE_SCHEMA))
+    node = _str(s, "node", "")
+    if not L.node_name_ok(node):
+        raise Bad("field node '%s' is not a valid node name" % node[:70])
+    status = _str(s, "status", "")
+    fs = s.get("fs") if isinstance(s.get("fs"), dict) else {}
+    clock = s.get("clock") if isinstance(s.get("clock"), dict) else {}
+    errors = [e for e in _list(s, "errors", "", required=False) if isinstance(e, str)]
+    out = {
+        "file": name, "error": None, "node": node,
+        "host": s.get("host") if isinstance(s.get("host"), str) else None,
+        "dir": s.get("dir") if isinstance(s.get("dir"), str) else None,
+        "fs": {"type": fs.get("type"), "source": fs.get("source")},
+        "ntp": clock.get("ntp_synchronized") is True,
+        "ntp_known": isinstance(clock.get("ntp_synchronized"), bool),
+        "maxerror_us": clock.get("maxerror_us"),
+        "status": status, "exit_code": s.get("exit_code"), "errors": errors[:3],
+        "entries": [], "test_errors": [],
+    }
+    run = s.get("run") if isinstance(s.get("run"), dict) else {}
+    out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
+    for ti, t in enumerate(_list(s, "tests", "")):
+        w = "tests[%d]." % ti
+        test = _str(t, "test", w)
+        rep = _int(t, "repetition", w)
+        if rep < 1:
+            raise Bad("field %srepetition is below 1" % w)
+        rep += rep_offset
+        _num(t, "result_s", w, lo=0)
+        parts = _list(t, "parts", w)
+        terr = _str(t, "error", w, required=False)
+        if not parts:
+            out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
+        for pi, part in enumerate(parts):
+            p = _part(part, "%sparts[%d]." % (w, pi), top)
+            if p["status"] not in OK_STATUSES and not p["error"]:
+                p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
+            out["entries"].append((test, rep, p["part"], p))
+    if not out["entries"] and not out["test_errors"]:
+        if status == "ok":
+            raise Bad("no test results in an 'ok' summary")
+        # A node that failed before any test ran (say, its --dir is missing): the error
+        # belongs to the parts the invocation named.
+        why = errors[0] if errors else "no test ran (status %s)" % status
+        named = run.get("tests") if isinstance(run.get("tests"), list) else []
+        repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
+        keys = []
+        for t in named:
+            if t == "all":
+                keys += [(x, None) for x in L.ALL_TESTS]
+            elif t in L.PART_TEST:
+                keys.append((L.PART_TEST[t], t))
+            elif t in L.TESTS:
+                keys.append((t, None))
+        for rep in range(1 + rep_offset, 1 + rep_offset + max(1, min(repeat, 10000))):
+            for test, part in keys:
+                out["test_errors"].append((test, rep, why, part))
+        if not keys:
+            out["test_errors"].append((None, None, why, None))
+    return out
+
+
+def _read_chunk(items):
+    return [read_summary(path, off) for path, off in items]
+
+
+# ---------------------------------------------------------------------------------------------
+# Collecting a directory
+
+
+def _scan(paths):
+    """The summary files and manifests of the given directories (and files)."""
+    files, manifests, problems = [], [], []
+    for p in paths:
+        if os.path.isdir(p):
+            try:
+                # Shorter names first: of two copies of one summary, the launcher's name
+                # (node1.1a.rep1.json) is kept and a longer copy's (node1.1a.rep1 (2).json)
+                # is the duplicate.
+                names = sorted(os.listdir(p), key=lambda n: (len(n), L.natural_key(n)))
+            except OSError as e:
+                raise L.UsageError("cannot list '%s': %s" % (p, e.strerror or e))
+            for n in names:
+                full = os.path.join(p, n)
+                if n == L.MANIFEST:
+                    manifests.append(full)
+                elif n.endswith(".json") and n not in L.RESERVED_FILES and \
+                        ".tmp." not in n and os.path.isfile(full):
+                    files.append(full)
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise L.UsageError("'%s' is neither a results directory nor a summary file" % p)
+    return files, manifests, problems
+
+
+def _workers(n):
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    if n < 64 or cpus < 2:
+        return 1
+    return min(cpus, 8)
+
+
+def _iter_summaries(files):
+    items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
+    nw = _workers(len(items))
+    if nw == 1:
+        for path, off in items:
+            yield read_summary(path, off)
+        return
+    size = max(8, min(256, len(items) // (nw * 8) or 1))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing
+    with ctx.Pool(nw) as pool:
+        for res in pool.imap(_read_chunk, chunks):
+            for r in res:
+                yield r
+
+
+class Group:
+    """One (test, repetition, part) across the nodes."""
+
+    def __init__(self, test, rep, part):
+        self.test, self.rep, self.part = test, rep, part
+        self.entries = {}  # node -> slim entry
+        self.hist = Hist()
+        self.times = array.array("d")
+        self.top = []  # (time, node, index, cpu)
+        self.start_at = None
+        self.launcher = {}  # node -> {"status", "error"} from the manifest
+
+    def key(self):
+        return (self.test, self.rep, self.part)
+
+
+def _test_order(test):
+    try:
+        return (L.ALL_TESTS + ["null"]).index(test)
+    except ValueError:
+        return 99
+
+
+def _part_order(part):
+    t = L.PART_TEST.get(part)
+    if t:
+        return L.TESTS[t]["parts"].index(part)
+    return 99
+
+
+def group_sort_key(k):
+    test, rep, part = k
+    return (rep, _test_order(test), str(test), _part_order(part), str(part))
+
+
+class Collection:
+    def __init__(self):
+        self.groups = {}
+        self.nodes = {}  # node -> facts (host, dir, fs, ntp, server)
+        self.invalid = []  # {"file", "reason"}
+        self.ignored = []
+        self.files = 0
+        # (test, rep, part or None) -> {node: error}, for nodes whose summary has no result
+        # of that part; (None, None, None) for a node whose summary names no test at all
+        self.test_errors = {}
+        self.manifest = None
+        self.seen_keys = {}  # (node, test, rep, part) -> file
+
+    def group(self, test, rep, part):
+        k = (test, rep, part)
+        g = self.groups.get(k)
+        if g is None:
+            g = self.groups[k] = Group(test, rep, part)
+        return g
+
+
+def collect(paths, manifest_path=None):
+    """Read every summary under paths. Returns a Collection."""
+    files, manifests, _ = _scan(paths)
+    c = Collection()
+    if manifest_path:
+        manifests = [manifest_path]
+    for m in manifests:
+        _load_manifest(c, m)
+    c.files = len(files)
+    for r in _iter_summaries(files):
+        if r.get("ignore"):
+            c.ignored.append({"file": r["file"], "reason": r["ignore"]})
+            continue
+        if r.get("error"):
+            c.invalid.append({"file": r["file"], "reason": r["error"]})
+            continue
+        _add(c, r)
+    return c
+
+
+def _add(c, r):
+    node = r["node"]
+    keys = [(node, t, rep, p["part"]) for t, rep, _part, p in r["entries"]]
+    keys += [(node, t, rep, part or "*") for t, rep, _e, part in r["test_errors"]]
+    for k in keys:
+        if k in c.seen_keys:
+            c.invalid.append({"file": r["file"], "reason": "duplicate: node %s, test %s rep %s "
+                              "part %s is already in %s" % (node, k[1], k[2], k[3],
+                                                            c.seen_keys[k])})
+            return
+    if len(set(keys)) != len(keys):
+        c.invalid.append({"file": r["file"], "reason": "duplicate parts within the file"})
+        return
+    for k in keys:
+        c.seen_keys[k] = r["file"]
+    facts = c.nodes.get(node)
+    if facts is None:
+        c.nodes[node] = {"host": r["host"], "dir": r["dir"], "fs": r["fs"], "ntp": r["ntp"],
+                         "ntp_known": r["ntp_known"], "maxerror_us": r["maxerror_us"],
+                         "scale": r.get("scale")}
+    else:
+        facts["ntp"] = facts["ntp"] and r["ntp"]
+    for test, rep, error, part in r["test_errors"]:
+        c.test_errors.setdefault((test, rep, part), {})[node] = error
+        if test is not None:
+            for p in [part] if part else L.TESTS.get(test, {}).get("parts", []):
+                c.group(test, rep, p)
+    for test, rep, part, p in r["entries"]:
+        g = c.group(test, rep, part)
+        ok = p["status"] in OK_STATUSES
+        if ok:
+            if p["hist"]:
+                g.hist.merge(node, p["hist"])
+            t = array.array("d")
+            t.frombytes(p["times"])
+            g.times.extend(t)
+            for tt, index, cpu in p["top"]:
+                item = (tt, node, index, cpu)
+                if len(g.top) < TOP_THREADS:
+                    heapq.heappush(g.top, item)
+                elif item > g.top[0]:
+                    heapq.heapreplace(g.top, item)
+        if g.start_at is None:
+            g.start_at = p["start_at"]
+        g.entries[node] = {
+            "ok": ok, "status": p["status"], "error": p["error"], "file": r["file"],
+            "node_time_s": p["node_time_s"], "bytes": p["bytes"], "ops": p["ops"],
+            "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
+            "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
+            "thread_max": p.get("thread_max"), "late": p["late"],
+        }
+
+
+def _load_manifest(c, path):
+    try:
+        m = L.read_json(path)
+    except (OSError, ValueError) as e:
+        c.invalid.append({"file": os.path.basename(path),
+                          "reason": "launcher manifest unreadable: %s" % e})
+        return
+    if not isinstance(m, dict) or m.get("schema") != L.MANIFEST_SCHEMA:
+        c.invalid.append({"file": os.path.basename(path),
+                          "reason": "not a launcher manifest (schema %r)" % (
+                              m.get("schema") if isinstance(m, dict) else None)})
+        return
+    c.manifest = m
+    for rnd in m.get("rounds") or []:
+        if not isinstance(rnd, dict) or rnd.get("kind") != "run":
+            continue
+        try:
+            g = c.group(str(rnd["test"]), int(rnd["rep"]), str(rnd["part"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if g.start_at is None and isinstance(rnd.get("start_at"), (int, float)):
+            g.start_at = rnd["start_at"]
+        for node, res in (rnd.get("failed") or {}).items():
+            if isinstance(res, dict):
+                g.launcher[node] = res
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def _median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def _median_sorted_array(a):
+    if not a:
+        return None
+    s = sorted(a)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+
+
+def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=False,
+                 source=None):
+    m = c.manifest or {}
+    if expect is not None:
+        expected = list(expect)
+        expected_from = "--expect"
+    elif isinstance(m.get("nodes"), list) and m.get("nodes"):
+        expected = [n for n in m["nodes"] if isinstance(n, str)]
+        expected_from = "the launcher's manifest"
+    else:
+        expected = list(c.nodes)
+        expected_from = "the summaries found"
+    expected_set = set(expected)
+    seen = set(c.nodes)
+    unexpected = sorted(seen - expected_set, key=L.natural_key)
+    allnodes = sorted(expected_set | seen, key=L.natural_key)
+
+    servers = {}
+    mservers = m.get("servers") if isinstance(m.get("servers"), dict) else {}
+    for n in allnodes:
+        if isinstance(mservers.get(n), str):
+            servers[n] = mservers[n]
+        elif n in c.nodes:
+            servers[n] = L.server_of(n, c.nodes[n]["fs"])
+        else:
+            servers[n] = "?"
+    preparers = m.get("preparers") if isinstance(m.get("preparers"), dict) else {}
+
+    parts_out = []
+    tests = {}
+    failed_nodes, missing_nodes, bad_sync = set(), set(), []
+    for k in sorted(c.groups, key=group_sort_key):
+        g = c.groups[k]
+        pr = _part_report(g, c, allnodes, expected_set, servers, top)
+        parts_out.append(pr)
+        failed_nodes.update(f["node"] for f in pr["failed"])
+        missing_nodes.update(pr["missing"])
+        if pr["start_synchronized"] is False:
+            bad_sync.append(pr)
+        t = tests.setdefault((g.test, g.rep), {"test": g.test, "repetition": g.rep,
+                                               "parts": [], "result_s": 0.0,
+                                               "complete": True})
+        t["parts"].append(pr["part"])
+        if pr["cluster_time_s"] is None:
+            t["result_s"] = None
+        elif t["result_s"] is not None:
+            t["result_s"] += pr["cluster_time_s"]
+        if pr["nodes_failed"] or pr["nodes_missing"]:
+            t["complete"] = False
+    # Whole-node failures without any part (summary of a node that ran nothing).
+    for (test, rep, part), errs in c.test_errors.items():
+        if test is None:
+            failed_nodes.update(errs)
+    tests_out = sorted(tests.values(), key=lambda t: (t["repetition"], _test_order(t["test"])))
+
+    unsynced = sorted([n for n, f in c.nodes.items() if not f["ntp"]], key=L.natural_key)
+    server_list = []
+    by_server = {}
+    for n in allnodes:
+        by_server.setdefault(servers[n], []).append(n)
+    for s in sorted(by_server, key=L.natural_key):
+        server_list.append({"server": s, "nodes": L.nodeset_fold(by_server[s]),
+                            "count": len(by_server[s]), "preparer": preparers.get(s)})
+
+    regressions = []
+    if baseline is not None:
+        regressions = compare_baseline(c, parts_out, baseline, tolerance)
+    spreads = [p["start_spread_s"] for p in parts_out if p["start_spread_s"] is not None]
+    problems = bool(failed_nodes or missing_nodes or c.invalid or regressions or bad_sync or
+                    (require_ntp and unsynced))
+    if not c.groups and not c.test_errors:
+        problems = True
+    mrun = m.get("run") if isinstance(m.get("run"), dict) else {}
+    report = {
+        "schema": L.REPORT_SCHEMA,
+        "version": L.VERSION,
+        "source": source,
+        "run_id": m.get("run_id"),
+        "launcher": m.get("launcher"),
+        "scale": mrun.get("scale") or next((f["scale"] for f in c.nodes.values()
+                                            if f.get("scale")), None),
+        "notes": [x for x in (m.get("notes") or []) if isinstance(x, str)],
+        "interrupted": m.get("interrupted"),
+        "files": c.files,
+        "nodes": {
+            "expected": len(expected_set), "expected_from": expected_from,
+            "expected_set": L.nodeset_fold(expected) if expected else "",
+            "seen": len(seen), "failed": sorted(failed_nodes, key=L.natural_key),
+            "missing": sorted(missing_nodes - failed_nodes, key=L.natural_key),
+            "unexpected": unexpected,
+        },
+        "servers": server_list,
+        "clock": {
+            "unsynchronized_nodes": unsynced,
+            "unknown_nodes": sorted([n for n, f in c.nodes.items() if not f["ntp_known"]],
+                                    key=L.natural_key),
+            "start_spread_max_s": max(spreads) if spreads else None,
+            "start_synchronized": (not bad_sync) if spreads else None,
+            "limit_s": START_SYNC_LIMIT_S,
+        },
+        "parts": parts_out,
+        "tests": tests_out,
+        "node_errors": [{"node": n, "error": e}
+                        for n, e in sorted(c.test_errors.get((None, None, None), {}).items())],
+        "invalid": c.invalid,
+        "ignored": c.ignored,
+        "baseline": None if baseline is None else {
+            "file": baseline.get("_file"), "tolerance": tolerance,
+            "created_at": baseline.get("created_at"), "run_id": baseline.get("run_id")},
+        "regressions": regressions,
+    }
+    report["status"] = "failed" if problems else "ok"
+    report["exit_code"] = L.EXIT_FAILED if problems else L.EXIT_OK
+    return report
+
+
+def _part_report(g, c, allnodes, expected_set, servers, top):
+    ok, failed, missing = [], [], []
+    terrs = dict(c.test_errors.get((g.test, g.rep, None), {}))
+    terrs.update(c.test_errors.get((g.test, g.rep, g.part), {}))
+    whole = c.test_errors.get((None, None, None), {})
+    for n in allnodes:
+        e = g.entries.get(n)
+        if e is not None:
+            if e["ok"]:
+                ok.append(n)
+            else:
+                failed.append({"node": n, "status": e["status"], "error": e["error"],
+                               "file": e["file"]})
+            continue
+        lr = g.launcher.get(n)
+        if n in terrs:
+            failed.append({"node": n, "status": "failed", "error": terrs[n]})
+        elif lr:
+            failed.append({"node": n, "status": lr.get("status") or "failed",
+                           "error": lr.get("error") or "no summary"})
+        elif n in whole:
+            failed.append({"node": n, "status": "failed", "error": whole[n]})
+        elif n in expected_set:
+            missing.append(n)
+    times = sorted(g.entries[n]["node_time_s"] for n in ok)
+    med = _median(times)
+    cluster = times[-1] if times else None
+    nbytes = sum(g.entries[n]["bytes"] for n in ok)
+    threads = sum(g.entries[n]["threads"] for n in ok)
+    rels = [(g.entries[n]["rel_min"], g.entries[n]["rel_max"]) for n in ok
+            if g.entries[n]["rel_min"] is not None]
+    spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
+    first_rel = min((a for a, _b in rels), default=None)
+    slowest = []
+    for n in sorted(ok, key=lambda n: (-g.entries[n]["node_time_s"], L.natural_key(n)))[:top]:
+        e = g.entries[n]
+        slowest.append({"node": n, "node_time_s": e["node_time_s"], "server": servers.get(n),
+                        "deviation": (e["node_time_s"] / med - 1.0) if med else None,
+                        "release_offset_s": (e["rel_min"] - first_rel)
+                        if e["rel_min"] is not None and first_rel is not None else None})
+    tmed = _median_sorted_array(g.times)
+    slow_threads = []
+    for t, n, index, cpu in sorted(g.top, reverse=True)[:top]:
+        slow_threads.append({"node": n, "thread": index, "cpu": cpu, "time_s": t,
+                             "deviation": (t / tmed - 1.0) if tmed else None})
+    per_server = {}
+    for n in ok:
+        per_server.setdefault(servers.get(n, "?"), []).append(n)
+    srv = []
+    for s in sorted(per_server, key=L.natural_key):
+        ns = per_server[s]
+        st = sorted(g.entries[n]["node_time_s"] for n in ns)
+        sb = sum(g.entries[n]["bytes"] for n in ns)
+        srv.append({"server": s, "nodes_ok": len(ns), "time_s": st[-1],
+                    "median_s": _median(st), "bytes": sb,
+                    "bandwidth_Bps": sb / st[-1] if st[-1] > 0 else None})
+    late = sorted([n for n in ok if g.entries[n]["late"]], key=L.natural_key)
+    return {
+        "test": g.test, "repetition": g.rep, "part": g.part,
+        "start_at": g.start_at,
+        "nodes_expected": len(expected_set),
+        "nodes_ok": len(ok), "nodes_failed": len(failed), "nodes_missing": len(missing),
+        "threads": threads,
+        "node_time_s": {"min": times[0] if times else None, "median": med, "max": cluster},
+        "cluster_time_s": cluster,
+        "bytes": nbytes,
+        "bandwidth_Bps": nbytes / cluster if cluster else None,
+        "latency_s": g.hist.to_json(),
+        "latency_not_merged": g.hist.skipped,
+        "thread_time_median_s": tmed,
+        "start_spread_s": spread,
+        "start_synchronized": None if spread is None else spread < START_SYNC_LIMIT_S,
+        "late": late,
+        "slowest": slowest,
+        "slowest_threads": slow_threads,
+        "servers": srv,
+        "failed": failed,
+        "missing": missing,
+        "_node_times": {n: g.entries[n]["node_time_s"] for n in ok},
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Baselines
+
+
+def make_baseline(report, source=None):
+    parts = {}
+    for p in report["parts"]:
+        d = parts.setdefault(p["part"], {"cluster": [], "nodes": {}})
+        if p["cluster_time_s"] is not None:
+            d["cluster"].append(p["cluster_time_s"])
+        for n, t in p["_node_times"].items():
+            d["nodes"].setdefault(n, []).append(t)
+    out = {}
+    for part, d in parts.items():
+        out[part] = {"cluster_time_s": _median(d["cluster"]),
+                     "nodes": {n: _median(ts) for n, ts in sorted(
+                         d["nodes"].items(), key=lambda kv: L.natural_key(kv[0]))}}
+    return {"schema": L.BASELINE_SCHEMA, "version": L.VERSION, "created_at": time.time(),
+            "run_id": report.get("run_id"), "source": source, "parts": out}
+
+
+def load_baseline(path):
+    try:
+        b = L.read_json(path)
+    except OSError as e:
+        raise L.UsageError("baseline '%s': %s" % (path, e.strerror or e))
+    except ValueError as e:
+        raise L.UsageError("baseline '%s' is not valid JSON: %s" % (path, e))
+    if not isinstance(b, dict) or b.get("schema") != L.BASELINE_SCHEMA or \
+            not isinstance(b.get("parts"), dict):
+        raise L.UsageError("baseline '%s' is not a stagebench baseline (schema %s)"
+                           % (path, L.BASELINE_SCHEMA))
+    b["_file"] = path
+    return b
+
+
+def compare_baseline(c, parts_out, baseline, tolerance):
+    """Every node and part (and the cluster time of a part) slower than the baseline by more
+    than the tolerance. Repetitions are summarized by their median, as in the baseline."""
+    now = {}
+    for p in parts_out:
+        d = now.setdefault(p["part"], {"cluster": [], "nodes": {}})
+        if p["cluster_time_s"] is not None:
+            d["cluster"].append(p["cluster_time_s"])
+        for n, t in p["_node_times"].items():
+            d["nodes"].setdefault(n, []).append(t)
+    out = []
+    for part in sorted(now, key=_part_order_key):
+        base = baseline["parts"].get(part)
+        if not isinstance(base, dict):
+            continue
+        cur = now[part]
+        bc = base.get("cluster_time_s")
+        cc = _median(cur["cluster"])
+        if isinstance(bc, (int, float)) and bc > 0 and cc is not None and \
+                cc > bc * (1.0 + tolerance):
+            out.append({"part": part, "node": None, "baseline_s": bc, "now_s": cc,
+                        "slower_by": cc / bc - 1.0})
+        bn = base.get("nodes") if isinstance(base.get("nodes"), dict) else {}
+        for n in sorted(cur["nodes"], key=L.natural_key):
+            b = bn.get(n)
+            v = _median(cur["nodes"][n])
+            if isinstance(b, (int, float)) and b > 0 and v > b * (1.0 + tolerance):
+                out.append({"part": part, "node": n, "baseline_s": b, "now_s": v,
+                            "slower_by": v / b - 1.0})
+    return out
+
+
+def _part_order_key(part):
+    return (_test_order(L.PART_TEST.get(part, part)), _part_order(part), part)
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def public(report):
+    """The report without internal fields, for JSON."""
+    r = dict(report)
+    r["parts"] = [{k: v for k, v in p.items() if not k.startswith("_")} for p in report["parts"]]
+    return r
+
+
+def to_json(report):
+    return json.dumps(public(report), indent=1) + "\n"
+
+
+CSV_FIELDS = ["test", "repetition", "part", "nodes_expected", "nodes_ok", "nodes_failed",
+              "nodes_missing", "threads", "node_time_min_s", "node_time_median_s",
+              "node_time_max_s", "cluster_time_s", "bytes", "bandwidth_Bps", "latency_p50_s",
+              "latency_p90_s", "latency_p99_s", "latency_max_s", "start_spread_s",
+              "start_synchronized", "slowest_node", "slowest_node_time_s"]
+
+
+def _csv_val(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "%.9g" % v
+    s = str(v)
+    if any(ch in s for ch in ',"\n'):
+        s = '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def to_csv(report):
+    lines = [",".join(CSV_FIELDS)]
+    for p in report["parts"]:
+        lat = p["latency_s"] or {}
+        sl = p["slowest"][0] if p["slowest"] else {}
+        row = [p["test"], p["repetition"], p["part"], p["nodes_expected"], p["nodes_ok"],
+               p["nodes_failed"], p["nodes_missing"], p["threads"], p["node_time_s"]["min"],
+               p["node_time_s"]["median"], p["node_time_s"]["max"], p["cluster_time_s"],
+               p["bytes"], p["bandwidth_Bps"], lat.get("p50"), lat.get("p90"), lat.get("p99"),
+               lat.get("max"), p["start_spread_s"], p["start_synchronized"], sl.get("node"),
+               sl.get("node_time_s")]
+        lines.append(",".join(_csv_val(v) for v in row))
+    for t in report["tests"]:
+        row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]] + [""] * 10
+        lines.append(",".join(_csv_val(v) for v in row))
+    return "\n".join(lines) + "\n"
+
+
+def _ns_list(nodes, limit=12):
+    if not nodes:
+        return "-"
+    folded = L.nodeset_fold(nodes)
+    if len(folded) > 160 and len(nodes) > limit:
+        return "%s ... (%d nodes)" % (", ".join(nodes[:limit]), len(nodes))
+    return folded
+
+
+def to_text(report):
+    out = []
+    w = out.append
+    nodes = report["nodes"]
+    title = "stagebench cluster report"
+    if report.get("run_id"):
+        title += ": run %s" % report["run_id"]
+    w(title)
+    if report.get("source"):
+        w("results: %s (%d summary files)" % (report["source"], report["files"]))
+    lau = report.get("launcher")
+    extra = []
+    if isinstance(lau, dict) and lau.get("engine"):
+        extra.append("launched with %s%s" % (lau["engine"], " (exec)" if lau.get("exec") else ""))
+    if report.get("scale"):
+        extra.append("scale %s" % report["scale"])
+    w("nodes: %d expected (%s, from %s), %d with summaries%s" % (
+        nodes["expected"], nodes["expected_set"] or "-", nodes["expected_from"], nodes["seen"],
+        ("; " + "; ".join(extra)) if extra else ""))
+    srv = report["servers"]
+    w("servers: %d" % len(srv))
+    for s in srv:
+        w("  %-24s %3d node%s %s%s" % (s["server"], s["count"], "" if s["count"] == 1 else "s",
+                                      s["nodes"], "  (preparer %s)" % s["preparer"]
+                                      if s.get("preparer") else ""))
+    for n in report.get("notes") or []:
+        w("note: %s" % n)
+    if report.get("interrupted"):
+        w("note: the launcher was interrupted (%s): later parts did not run"
+          % report["interrupted"])
+    clk = report["clock"]
+    if clk["unsynchronized_nodes"]:
+        w("clock: %d node%s NOT NTP-synchronized: %s" % (
+            len(clk["unsynchronized_nodes"]), "" if len(clk["unsynchronized_nodes"]) == 1
+            else "s", _ns_list(clk["unsynchronized_nodes"])))
+    else:
+        w("clock: every node NTP-synchronized")
+    w("")
+    hdr = "%-4s %-4s %3s %5s %4s %4s %4s %7s  %10s %10s %10s  %10s %10s %13s %9s %9s %9s" % (
+        "test", "part", "rep", "nodes", "ok", "fail", "miss", "threads", "node min",
+        "median", "max", "cluster", "bytes", "bandwidth", "lat p50", "lat p99", "spread")
+    w(hdr)
+    for p in report["parts"]:
+        lat = p["latency_s"] or {}
+        nt = p["node_time_s"]
+        w("%-4s %-4s %3d %5d %4d %4d %4d %7d  %10s %10s %10s  %10s %10s %13s %9s %9s %9s" % (
+            p["test"], p["part"], p["repetition"], p["nodes_expected"], p["nodes_ok"],
+            p["nodes_failed"], p["nodes_missing"], p["threads"], fmt(nt["min"]),
+            fmt(nt["median"]), fmt(nt["max"]), fmt(p["cluster_time_s"]),
+            L.fmt_bytes(p["bytes"]), L.fmt_rate(p["bandwidth_Bps"]), fmt(lat.get("p50")),
+            fmt(lat.get("p99")), fmt_spread(p["start_spread_s"])))
+    w("")
+    w("test results (a part's cluster time is its slowest node's; a test's is the sum):")
+    for t in report["tests"]:
+        w("  test %-4s rep %d: %s = sum of %s%s" % (
+            t["test"], t["repetition"], fmt(t["result_s"]) if t["result_s"] is not None
+            else "no result", " + ".join(t["parts"]),
+            "" if t["complete"] else "  (incomplete: nodes failed or missing)"))
+    if any(p["slowest"] for p in report["parts"]):
+        w("")
+        w("slowest nodes (deviation from the part's median node time):")
+        for p in report["parts"]:
+            if p["slowest"]:
+                w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
+                    "%s %s (%s)" % (s["node"], fmt(s["node_time_s"]), L.fmt_pct(s["deviation"]))
+                    for s in p["slowest"])))
+        w("slowest threads (deviation from the median thread time of all nodes):")
+        for p in report["parts"]:
+            if p["slowest_threads"]:
+                w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
+                    "%s thread %d%s %s (%s)" % (
+                        s["node"], s["thread"],
+                        " CPU %d" % s["cpu"] if s["cpu"] is not None else "",
+                        fmt(s["time_s"]), L.fmt_pct(s["deviation"]))
+                    for s in p["slowest_threads"])))
+    if len(srv) > 1 or any(len(p["servers"]) > 1 for p in report["parts"]):
+        w("")
+        w("per /stage server:")
+        w("  %-4s %3s %-24s %5s %10s %10s %10s %13s" % ("part", "rep", "server", "nodes",
+                                                          "median", "slowest", "bytes",
+                                                          "bandwidth"))
+        for p in report["parts"]:
+            for s in p["servers"]:
+                w("  %-4s %3d %-24s %5d %10s %10s %10s %13s" % (
+                    p["part"], p["repetition"], s["server"][:24], s["nodes_ok"],
+                    fmt(s["median_s"]), fmt(s["time_s"]), L.fmt_bytes(s["bytes"]),
+                    L.fmt_rate(s["bandwidth_Bps"])))
+    w("")
+    lim = clk["limit_s"]
+    if clk["start_synchronized"] is None:
+        w("start synchronization: no part ran, nothing to judge")
+    elif clk["start_synchronized"]:
+        w("start synchronization: held: in every part, all threads of all nodes were "
+          "released within %s (limit %g s)" % (fmt_spread(clk["start_spread_max_s"]), lim))
+    else:
+        bad = ["%s rep %d (%s)" % (p["part"], p["repetition"], fmt_spread(p["start_spread_s"]))
+               for p in report["parts"] if p["start_synchronized"] is False]
+        w("start synchronization: NOT held (limit %g s): %s" % (lim, ", ".join(bad)))
+    for p in report["parts"]:
+        if p["late"]:
+            w("  %s rep %d started late on %s" % (p["part"], p["repetition"],
+                                                  _ns_list(p["late"])))
+    if clk["unsynchronized_nodes"]:
+        w("  nodes whose clock is not NTP-synchronized: %s"
+          % _ns_list(clk["unsynchronized_nodes"]))
+    fails = [(p, f) for p in report["parts"] for f in p["failed"]]
+    if fails or report["node_errors"]:
+        w("")
+        w("failed:")
+        for n in report["node_errors"]:
+            w("  %s: %s" % (n["node"], n["error"]))
+        for p, f in fails:
+            w("  %-4s rep %d %s: %s%s" % (p["part"], p["repetition"], f["node"],
+                                          "" if f["status"] == "failed" else f["status"] + ": ",
+                                          f["error"] or "failed"))
+    miss = [(p, n) for p in report["parts"] for n in p["missing"]]
+    if miss:
+        w("")
+        w("missing (expected, no summary and no error recorded):")
+        by = {}
+        for p, n in miss:
+            by.setdefault((p["part"], p["repetition"]), []).append(n)
+        for (part, rep), ns in by.items():
+            w("  %-4s rep %d: %s" % (part, rep, _ns_list(ns)))
+    if report["nodes"]["unexpected"]:
+        w("")
+        w("not expected but reported: %s" % _ns_list(report["nodes"]["unexpected"]))
+    if report["invalid"]:
+        w("")
+        w("invalid files (skipped):")
+        for f in report["invalid"]:
+            w("  %s: %s" % (f["file"], f["reason"]))
+    if report["baseline"]:
+        b = report["baseline"]
+        w("")
+        if report["regressions"]:
+            w("regressions against baseline %s (tolerance %.0f%%):" % (b["file"],
+                                                                      b["tolerance"] * 100))
+            for r in report["regressions"]:
+                w("  %-4s %-12s %s -> %s (%s)" % (r["part"], r["node"] or "(cluster)",
+                                                   fmt(r["baseline_s"]), fmt(r["now_s"]),
+                                                   L.fmt_pct(r["slower_by"])))
+        else:
+            w("baseline %s: no node or part slower by more than %.0f%%" % (
+                b["file"], b["tolerance"] * 100))
+    w("")
+    n = report["nodes"]
+    if report["status"] == "ok":
+        w("status: ok")
+    else:
+        why = []
+        if n["failed"]:
+            why.append("%d node%s failed" % (len(n["failed"]), "" if len(n["failed"]) == 1
+                                             else "s"))
+        if n["missing"]:
+            why.append("%d missing" % len(n["missing"]))
+        if report["invalid"]:
+            why.append("%d invalid file%s" % (len(report["invalid"]),
+                                              "" if len(report["invalid"]) == 1 else "s"))
+        if report["regressions"]:
+            why.append("%d regression%s" % (len(report["regressions"]),
+                                            "" if len(report["regressions"]) == 1 else "s"))
+        if clk["start_synchronized"] is False:
+            why.append("start not synchronized")
+        if not report["parts"] and not report["node_errors"]:
+            why.append("no summary found")
+        if not why and clk["unsynchronized_nodes"]:
+            why.append("clocks not NTP-synchronized")
+        w("status: FAILED (%s)" % ", ".join(why or ["see above"]))
+    return "\n".join(out) + "\n"
+
+
+def fmt(s):
+    return L.fmt_time(s)
+
+
+def fmt_spread(s):
+    """Epoch seconds resolve about 0.24 us: a smaller spread is shown as such."""
+    if s is None:
+        return "-"
+    return "< 1 us" if s < 1e-6 else L.fmt_time(s)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plot: node times per part, the slow nodes marked
+
+
+def plot_tool(path):
+    """The tool that can draw path, or None: matplotlib, gnuplot, or (SVG only) built in."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".svg", ".png"):
+        raise L.UsageError("--plot '%s': give a file ending in .svg or .png" % path)
+    try:
+        if importlib.util.find_spec("matplotlib") is not None:
+            return "matplotlib"
+    except (ImportError, ValueError):
+        pass
+    if L.which("gnuplot"):
+        return "gnuplot"
+    if ext == ".svg":
+        return "builtin"
+    return None
+
+
+def _plot_data(report, slow):
+    labels, points = [], []
+    for i, p in enumerate(report["parts"]):
+        labels.append("%s r%d" % (p["part"], p["repetition"]) if any(
+            q["repetition"] > 1 for q in report["parts"]) else p["part"])
+        med = p["node_time_s"]["median"]
+        for n, t in sorted(p["_node_times"].items(), key=lambda kv: L.natural_key(kv[0])):
+            is_slow = bool(med) and t > med * (1.0 + slow)
+            points.append((i, t, n, is_slow))
+    return labels, points
+
+
+def plot(report, path, slow=0.25, tool=None):
+    tool = tool or plot_tool(path)
+    labels, points = _plot_data(report, slow)
+    title = "stagebench node times per part%s" % (
+        (" - run %s" % report["run_id"]) if report.get("run_id") else "")
+    if tool == "matplotlib":
+        return _plot_matplotlib(labels, points, path, title)
+    if tool == "gnuplot":
+        return _plot_gnuplot(labels, points, path, title)
+    if tool == "builtin":
+        return _plot_svg(labels, points, path, title)
+    raise L.UsageError("--plot %s: no plotting tool: install matplotlib (Debian: "
+                       "python3-matplotlib) or gnuplot (Debian: gnuplot-nox)" % path)
+
+
+def _jitter(i, n):
+    return ((n * 37) % 101) / 101.0 * 0.5 - 0.25 if n else 0.0
+
+
+def _plot_matplotlib(labels, points, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(max(6, len(labels) * 1.0), 4.5))
+    for k, (i, t, n, slow) in enumerate(points):
+        ax.plot(i + _jitter(i, k), t, "o", color="red" if slow else "tab:blue", ms=4)
+        if slow:
+            ax.annotate(n, (i + _jitter(i, k), t), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels)
+    ax.set_ylabel("node time (s)")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return "matplotlib"
+
+
+def _plot_gnuplot(labels, points, path, title):
+    ext = os.path.splitext(path)[1].lower()
+    with tempfile.TemporaryDirectory(prefix="stagebench-plot-") as d:
+        data = os.path.join(d, "points.dat")
+        with open(data, "w") as f:
+            for k, (i, t, n, slow) in enumerate(points):
+                f.write("%f %.9g %d %s\n" % (i + _jitter(i, k), t, 1 if slow else 0, n))
+        tics = ", ".join('"%s" %d' % (lab.replace('"', ""), i) for i, lab in enumerate(labels))
+        term = "svg size 900,500" if ext == ".svg" else "pngcairo size 900,500"
+        script = "\n".join([
+            "set terminal %s" % term,
+            "set output '%s'" % path.replace("'", "''"),
+            "set title '%s' noenhanced" % title.replace("'", "''"),
+            "set ylabel 'node time (s)'",
+            "set xtics (%s)" % tics,
+            "set xrange [-0.6:%f]" % (len(labels) - 0.4),
+            "set yrange [0:*]",
+            "set key off",
+            "plot '%s' using 1:($3==0?$2:1/0) with points pt 7 ps 0.6 lc rgb '#1f77b4', \\"
+            % data.replace("'", "''"),
+            "     '' using 1:($3==1?$2:1/0) with points pt 7 ps 0.8 lc rgb 'red', \\",
+            "     '' using 1:($3==1?$2:1/0):4 with labels offset 1,0.5 font ',7' noenhanced",
+        ])
+        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
+                           timeout=120)
+        if p.returncode != 0 and "pngcairo" in term:
+            script = script.replace("pngcairo", "png")
+            p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
+                               timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError("gnuplot failed: %s" % (p.stderr.strip().splitlines() or ["?"])[-1])
+    return "gnuplot"
+
+
+def _esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
+        .replace('"', "&quot;")
+
+
+def _plot_svg(labels, points, path, title):
+    W, H, ml, mr, mt, mb = 900, 500, 70, 20, 40, 50
+    ymax = max([t for _i, t, _n, _s in points] or [1.0]) * 1.1 or 1.0
+    n = max(len(labels), 1)
+    pw, ph = W - ml - mr, H - mt - mb
+
+    def x(i):
+        return ml + (i + 0.5) * pw / n
+
+    def y(v):
+        return mt + ph - v / ymax * ph
+
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+         'font-family="sans-serif" font-size="11">' % (W, H),
+         '<rect width="100%" height="100%" fill="white"/>',
+         '<text x="%d" y="22" font-size="14">%s</text>' % (ml, _esc(title)),
+         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt, ml, mt + ph),
+         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt + ph, W - mr,
+                                                                      mt + ph)]
+    for k in range(6):
+        v = ymax * k / 5
+        o.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (ml - 4, y(v) + 4,
+                                                                         _esc(fmt(v))))
+        o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (
+            ml, y(v), W - mr, y(v)))
+    for i, lab in enumerate(labels):
+        o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(i), mt + ph + 18,
+                                                                           _esc(lab)))
+    for k, (i, t, nname, slow) in enumerate(points):
+        cx = x(i) + _jitter(i, k) * pw / n
+        o.append('<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>%s %s</title></circle>'
+                 % (cx, y(t), 4 if slow else 3, "red" if slow else "#1f77b4", _esc(nname),
+                    _esc(fmt(t))))
+        if slow:
+            o.append('<text x="%.1f" y="%.1f" fill="red" font-size="9">%s</text>' % (
+                cx + 5, y(t) - 5, _esc(nname)))
+    o.append('<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">'
+             'node time</text>' % (mt + ph // 2, mt + ph // 2))
+    o.append("</svg>")
+    L.write_atomic(path, "\n".join(o) + "\n")
+    return "builtin"
+

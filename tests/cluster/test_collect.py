@@ -1,0 +1,511 @@
+# SPDX-License-Identifier: MIT
+"""The collector on summaries written by the real binary, and on damaged copies of them:
+every damaged file is named and skipped, never a traceback, and the exit status says so."""
+import copy
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import clustertest as ct
+
+NODES = ["n1", "n2", "n3"]
+
+
+def setUpModule():
+    global R, L, BASE, GOOD, FAILED
+    import stagebench_lib as L
+    import stagebench_report as R
+    BASE = tempfile.mkdtemp(prefix="stagebench-collect-test-")
+    stage = os.path.join(BASE, "stage")
+    os.makedirs(stage)
+    GOOD = os.path.join(BASE, "good")
+    os.makedirs(GOOD)
+    cpus = ct.cores()
+    res = ct.run_nodes(NODES, ["1a", "2"], GOOD, stage, start_in=1.0, cpus=cpus)
+    for n, (path, rc, err) in res.items():
+        assert rc == 0, "%s: exit %d: %s" % (n, rc, err)
+    # A node whose directory is missing: the binary writes a summary that ran no test.
+    FAILED = os.path.join(BASE, "failed")
+    os.makedirs(FAILED)
+    res = ct.run_nodes(["n9"], ["1a"], FAILED, os.path.join(BASE, "nope"), start_in=0.5)
+    assert res["n9"][1] == 3, res
+
+
+def tearDownModule():
+    shutil.rmtree(BASE, True)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def collect(*paths, **kw):
+    c = R.collect(list(paths), manifest_path=kw.pop("manifest", None))
+    return R.build_report(c, **kw)
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="collect-", dir=BASE)
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def copy_good(self):
+        for n in NODES:
+            shutil.copy(os.path.join(GOOD, n + ".json"), self.dir)
+        return self.dir
+
+    def summary(self, node):
+        return ct.load(os.path.join(GOOD, node + ".json"))
+
+    def write(self, name, obj_or_text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(obj_or_text if isinstance(obj_or_text, str) else json.dumps(obj_or_text))
+        return path
+
+    def cli(self, args, python=None):
+        return ct.run_script("stagebench-collect", args, python=python)
+
+
+class Report(Case):
+    def test_parts_tests_and_sums(self):
+        d = self.copy_good()
+        rep = collect(d)
+        self.assertEqual(rep["status"], "ok")
+        self.assertEqual(rep["exit_code"], 0)
+        self.assertEqual(rep["nodes"]["expected"], 3)
+        self.assertEqual([p["part"] for p in rep["parts"]], ["1a", "2a", "2b", "2c"])
+        summaries = {n: self.summary(n) for n in NODES}
+        for p in rep["parts"]:
+            self.assertEqual((p["nodes_ok"], p["nodes_failed"], p["nodes_missing"]), (3, 0, 0))
+            parts = [part for s in summaries.values() for t in s["tests"]
+                     for part in t["parts"] if part["part"] == p["part"]]
+            self.assertEqual(len(parts), 3)
+            self.assertEqual(p["bytes"], sum(x["bytes"] for x in parts))
+            self.assertEqual(p["threads"], sum(len(x["per_thread"]) for x in parts))
+            times = sorted(x["node_time_s"] for x in parts)
+            self.assertEqual(p["cluster_time_s"], times[-1])
+            self.assertEqual(p["node_time_s"], {"min": times[0], "median": times[1],
+                                                "max": times[2]})
+            self.assertAlmostEqual(p["bandwidth_Bps"], p["bytes"] / times[-1])
+            self.assertEqual(p["slowest"][0]["node_time_s"], times[-1])
+            self.assertAlmostEqual(p["slowest"][0]["deviation"], times[-1] / times[1] - 1)
+            rels = [th["release_at"] for x in parts for th in x["per_thread"]]
+            self.assertAlmostEqual(p["start_spread_s"], max(rels) - min(rels), places=9)
+            self.assertTrue(p["start_synchronized"])
+            self.assertEqual(p["latency_s"]["count"], sum(x["ops"] for x in parts))
+            self.assertEqual(len(p["slowest_threads"]), min(5, p["threads"]))
+        tests = {t["test"]: t for t in rep["tests"]}
+        self.assertEqual(tests["1a"]["result_s"], rep["parts"][0]["cluster_time_s"])
+        self.assertAlmostEqual(tests["2"]["result_s"],
+                               sum(p["cluster_time_s"] for p in rep["parts"][1:]), places=12)
+        self.assertEqual(rep["invalid"], [])
+
+    def test_latency_of_one_node_is_the_binarys(self):
+        """The merged histogram of one node gives exactly the binary's own percentiles."""
+        for n in NODES:
+            rep = collect(os.path.join(GOOD, n + ".json"))
+            s = self.summary(n)
+            mine = {p["part"]: p["latency_s"] for p in rep["parts"]}
+            for t in s["tests"]:
+                for part in t["parts"]:
+                    lat = mine[part["part"]]
+                    for q in ("p50", "p90", "p99", "max"):
+                        self.assertEqual(lat[q], part["latency_s"][q], (n, part["part"], q))
+
+    def test_histograms_merge_exactly(self):
+        rep = collect(GOOD)
+        for p in rep["parts"]:
+            merged, count, mn, mx = {}, 0, None, 0
+            for n in NODES:
+                for t in self.summary(n)["tests"]:
+                    for part in t["parts"]:
+                        if part["part"] != p["part"]:
+                            continue
+                        h = part["latency_hist"]
+                        for i, c in h["buckets"]:
+                            merged[i] = merged.get(i, 0) + c
+                        count += h["count"]
+                        mn = h["min_ns"] if mn is None else min(mn, h["min_ns"])
+                        mx = max(mx, h["max_ns"])
+            for q, key in ((0.5, "p50"), (0.9, "p90"), (0.99, "p99")):
+                want = R.hist_quantile(merged, count, mn, mx, q, 7, 44) / 1e9
+                self.assertEqual(p["latency_s"][key], want)
+            self.assertEqual(p["latency_s"]["max"], mx / 1e9)
+
+    def test_bucket_scheme_matches_util_hist(self):
+        """hist_index of util/hist.c, written again: every value lies in its bucket."""
+        sub, last = 7, R.hist_last(7, 44)
+
+        def index(v):
+            if v < 128:
+                return v
+            if v >> 44:
+                return last
+            shift = v.bit_length() - 1 - sub
+            return shift * 128 + (v >> shift)
+
+        values = list(range(0, 3000)) + [2 ** k + d for k in range(8, 45) for d in (-1, 0, 1, 7)]
+        for v in values:
+            i = index(v)
+            self.assertLessEqual(R.hist_bucket_low(i, sub, last), v, v)
+            self.assertGreaterEqual(R.hist_bucket_high(i, sub, last), v, v)
+        for i in range(last):
+            self.assertEqual(index(R.hist_bucket_low(i, sub, last)), i)
+        # exact small values: 1..100 ns, one each
+        buckets = {v: 1 for v in range(1, 101)}
+        self.assertEqual(R.hist_quantile(buckets, 100, 1, 100, 0.5, 7, 44), 50)
+        self.assertEqual(R.hist_quantile(buckets, 100, 1, 100, 0.99, 7, 44), 99)
+        self.assertEqual(R.hist_quantile(buckets, 100, 1, 100, 1.0, 7, 44), 100)
+        self.assertEqual(R.hist_quantile(buckets, 100, 1, 100, 0.0, 7, 44), 1)
+        self.assertEqual(R.hist_quantile({}, 0, 0, 0, 0.5, 7, 44), 0)
+        # the last bucket's midpoint is clamped to max_ns
+        self.assertEqual(R.hist_quantile({last: 2}, 2, 5 << 44, 6 << 44, 0.5, 7, 44), 6 << 44)
+
+    def test_repetition_from_file_name(self):
+        for rep in (1, 3):
+            shutil.copy(os.path.join(GOOD, "n1.json"), os.path.join(self.dir,
+                                                                     "n1.x.rep%d.json" % rep))
+        rep = collect(self.dir)
+        self.assertEqual(sorted({p["repetition"] for p in rep["parts"]}), [1, 3])
+        self.assertEqual(rep["invalid"], [])
+
+    def test_failed_node_summary(self):
+        d = self.copy_good()
+        shutil.copy(os.path.join(FAILED, "n9.json"), d)
+        rep = collect(d)
+        self.assertEqual(rep["exit_code"], 1)
+        self.assertEqual(rep["nodes"]["failed"], ["n9"])
+        p1a = [p for p in rep["parts"] if p["part"] == "1a"][0]
+        self.assertEqual(p1a["nodes_failed"], 1)
+        self.assertIn("nope", p1a["failed"][0]["error"])
+        self.assertEqual(p1a["nodes_ok"], 3)
+        p2a = [p for p in rep["parts"] if p["part"] == "2a"][0]
+        self.assertEqual(p2a["nodes_missing"], 1)  # n9 was to run 1a only
+        text = R.to_text(rep)
+        self.assertIn("n9", text)
+        self.assertIn("status: FAILED", text)
+
+    def test_expect_names_the_missing(self):
+        d = self.copy_good()
+        rep = collect(d, expect=L.nodeset_expand("n[1-5]"))
+        self.assertEqual(rep["nodes"]["missing"], ["n4", "n5"])
+        self.assertEqual(rep["exit_code"], 1)
+        for p in rep["parts"]:
+            self.assertEqual(p["nodes_expected"], 5)
+            self.assertEqual(p["missing"], ["n4", "n5"])
+
+    def test_manifest_failures(self):
+        d = self.copy_good()
+        self.write("manifest.json", {
+            "schema": L.MANIFEST_SCHEMA, "run_id": "r1", "nodes": NODES + ["n4", "n5"],
+            "servers": {"n1": "s0", "n2": "s1", "n3": "s0", "n4": "s1", "n5": "s0"},
+            "preparers": {"s0": "n1", "s1": "n2"},
+            "rounds": [{"kind": "run", "test": "1a", "part": "1a", "rep": 1, "start_at": 1.0,
+                        "failed": {"n4": {"status": "timeout", "error": "no end within 5 s"},
+                                   "n5": {"status": "unreachable", "error": "ssh: no route"}}}]})
+        rep = collect(d)
+        p = rep["parts"][0]
+        self.assertEqual((p["nodes_expected"], p["nodes_ok"], p["nodes_failed"]), (5, 3, 2))
+        self.assertEqual({f["node"]: f["status"] for f in p["failed"]},
+                         {"n4": "timeout", "n5": "unreachable"})
+        self.assertEqual(rep["run_id"], "r1")
+        self.assertEqual([(s["server"], s["count"], s["preparer"]) for s in rep["servers"]],
+                         [("s0", 3, "n1"), ("s1", 2, "n2")])
+        self.assertEqual({s["server"] for s in p["servers"]}, {"s0", "s1"})
+        text = R.to_text(rep)
+        self.assertIn("n4: timeout: no end within 5 s", text)
+        self.assertIn("n5: unreachable: ssh: no route", text)
+
+    def test_start_not_synchronized(self):
+        s = self.summary("n2")
+        for t in s["tests"]:
+            for part in t["parts"]:
+                if part["part"] == "2b":
+                    for th in part["per_thread"]:
+                        th["release_at"] += 1.5
+        self.copy_good()
+        self.write("n2.json", s)
+        rep = collect(self.dir)
+        bad = [p["part"] for p in rep["parts"] if p["start_synchronized"] is False]
+        self.assertEqual(bad, ["2b"])
+        self.assertFalse(rep["clock"]["start_synchronized"])
+        self.assertEqual(rep["exit_code"], 1)
+        self.assertIn("start synchronization: NOT held", R.to_text(rep))
+
+    def test_unsynchronized_clocks_are_named(self):
+        rep = collect(GOOD)
+        unsynced = [n for n in NODES if not self.summary(n)["clock"]["ntp_synchronized"]]
+        self.assertEqual(rep["clock"]["unsynchronized_nodes"], unsynced)
+        if unsynced:
+            self.assertIn("NOT NTP-synchronized", R.to_text(rep))
+            self.assertEqual(collect(GOOD, require_ntp=True)["exit_code"], 1)
+
+
+class Damaged(Case):
+    """Each damaged copy is named and skipped; the good nodes' results stay complete."""
+
+    def damaged(self):
+        s = self.summary("n1")
+        good_text = read(os.path.join(GOOD, "n1.json"))
+        cases = {}
+
+        def variant(name, fn):
+            x = copy.deepcopy(s)
+            fn(x)
+            cases[name] = x
+
+        cases["truncated"] = good_text[:len(good_text) // 2]
+        cases["empty"] = ""
+        cases["garbage"] = "\x00\x01binary\xff"
+        cases["array"] = "[1, 2, 3]"
+        cases["deep"] = "[" * 100000 + "]" * 100000
+        variant("wrong-schema", lambda x: x.update(schema="stagebench.node/9"))
+        variant("no-schema", lambda x: x.pop("schema"))
+        variant("other-schema", lambda x: x.update(schema="fio-3"))
+        variant("no-node", lambda x: x.pop("node"))
+        variant("bad-node", lambda x: x.update(node="n1;rm -rf /"))
+        variant("no-tests", lambda x: x.pop("tests"))
+        variant("tests-not-list", lambda x: x.update(tests={"a": 1}))
+        variant("no-node-time", lambda x: x["tests"][0]["parts"][0].pop("node_time_s"))
+        variant("string-time", lambda x: x["tests"][0]["parts"][0].update(node_time_s="1"))
+        variant("no-per-thread", lambda x: x["tests"][0]["parts"][0].pop("per_thread"))
+        variant("thread-no-time", lambda x: x["tests"][0]["parts"][0]["per_thread"][0]
+                .pop("time_s"))
+        variant("part-not-object", lambda x: x["tests"][0]["parts"].__setitem__(0, 7))
+        variant("hist-count", lambda x: x["tests"][0]["parts"][0]["latency_hist"]
+                .update(count=1))
+        variant("hist-index", lambda x: x["tests"][0]["parts"][0]["latency_hist"]["buckets"]
+                .append([999999, 1]))
+        variant("hist-pair", lambda x: x["tests"][0]["parts"][0]["latency_hist"]["buckets"]
+                .append([1]))
+        variant("negative-bytes", lambda x: x["tests"][0]["parts"][0].update(bytes=-5))
+        variant("rep-zero", lambda x: x["tests"][0].update(repetition=0))
+        return cases
+
+    def test_damaged_copies(self):
+        self.copy_good()
+        # n1's real summary stays; every damaged copy is another file
+        cases = self.damaged()
+        for name, obj in cases.items():
+            self.write("bad-%s.json" % name, obj if isinstance(obj, str) else json.dumps(obj))
+        shutil.copy(os.path.join(GOOD, "n2.json"), os.path.join(self.dir, "n2-copy.json"))
+        self.write("bad-nan.json", read(os.path.join(GOOD, "n3.json")).replace(
+            '"node": "n3"', '"node": "n7"').replace('"node_time_s": ', '"node_time_s": NaN, '
+                                                    '"x": ', 1))
+        rep = collect(self.dir)
+        names = {f["file"]: f["reason"] for f in rep["invalid"]}
+        expected = {"bad-%s.json" % n for n in cases} | {"n2-copy.json", "bad-nan.json"}
+        self.assertEqual(set(names), expected, names)
+        self.assertIn("duplicate", names["n2-copy.json"])
+        self.assertIn("n2.json", names["n2-copy.json"])
+        self.assertIn("not valid JSON", names["bad-truncated.json"])
+        self.assertIn("schema", names["bad-wrong-schema.json"])
+        self.assertIn("missing field tests[0].parts[0].node_time_s",
+                      names["bad-no-node-time.json"])
+        self.assertIn("per_thread[0].time_s", names["bad-thread-no-time.json"])
+        self.assertIn("not a valid node name", names["bad-bad-node.json"])
+        self.assertIn("nested too deeply", names["bad-deep.json"])
+        self.assertEqual(rep["exit_code"], 1)
+        self.assertEqual(rep["nodes"]["failed"], [])
+        self.assertEqual(rep["nodes"]["missing"], [])
+        for p in rep["parts"]:
+            self.assertEqual((p["nodes_ok"], p["nodes_failed"], p["nodes_missing"]), (3, 0, 0))
+        # and the same through the command line: named on stderr, no traceback, exit 1
+        for py in ct.pythons():
+            p = self.cli([self.dir], python=py)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            for f in expected:
+                self.assertIn(f, p.stdout)
+                self.assertIn("skipped %s" % f, p.stderr)
+            self.assertIn("status: FAILED", p.stdout)
+
+    def test_duplicate_node_in_other_name(self):
+        self.copy_good()
+        shutil.copy(os.path.join(GOOD, "n3.json"), os.path.join(self.dir, "zz.json"))
+        rep = collect(self.dir)
+        self.assertEqual([f["file"] for f in rep["invalid"]], ["zz.json"])
+        self.assertEqual(rep["parts"][0]["nodes_ok"], 3)
+
+    def test_other_stagebench_files_are_ignored(self):
+        self.copy_good()
+        self.write("baseline-copy.json", {"schema": L.BASELINE_SCHEMA, "parts": {}})
+        rep = collect(self.dir)
+        self.assertEqual(rep["invalid"], [])
+        self.assertEqual(rep["exit_code"], 0)
+        self.assertEqual([f["file"] for f in rep["ignored"]], ["baseline-copy.json"])
+
+
+class CommandLine(Case):
+    def test_formats(self):
+        d = self.copy_good()
+        p = self.cli([d, "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertEqual(j["schema"], "stagebench.report/1")
+        for part in j["parts"]:
+            for k in ("nodes_expected", "nodes_ok", "nodes_failed", "nodes_missing",
+                      "cluster_time_s", "bytes", "bandwidth_Bps", "start_spread_s",
+                      "slowest", "latency_s", "threads", "node_time_s", "servers"):
+                self.assertIn(k, part)
+            self.assertNotIn("_node_times", part)
+        self.assertEqual({t["test"] for t in j["tests"]}, {"1a", "2"})
+        self.assertTrue(all(t["result_s"] > 0 for t in j["tests"]))
+        p = self.cli([d, "--format", "csv"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.strip().splitlines()
+        head = lines[0].split(",")
+        self.assertEqual(head[:3], ["test", "repetition", "part"])
+        rows = [dict(zip(head, ln.split(","))) for ln in lines[1:]]
+        self.assertEqual([r["part"] for r in rows], ["1a", "2a", "2b", "2c", "sum", "sum"])
+        self.assertEqual(rows[0]["nodes_ok"], "3")
+        p = self.cli([d])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for word in ("cluster", "slowest nodes", "slowest threads", "start synchronization",
+                     "test 2", "status: ok"):
+            self.assertIn(word, p.stdout)
+
+    def test_both_pythons(self):
+        d = self.copy_good()
+        outs = []
+        for py in ct.pythons():
+            p = self.cli([d, "--format", "csv"], python=py)
+            self.assertEqual(p.returncode, 0, "%s: %s" % (py, p.stderr))
+            outs.append(p.stdout)
+        self.assertEqual(len(set(outs)), 1)
+
+    def test_baseline_and_regressions(self):
+        d = self.copy_good()
+        base = os.path.join(self.dir, "..", os.path.basename(self.dir) + "-base.json")
+        self.addCleanup(lambda: os.path.exists(base) and os.unlink(base))
+        p = self.cli([d, "--save-baseline", base])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        b = ct.load(base)
+        self.assertEqual(b["schema"], "stagebench.baseline/1")
+        self.assertEqual(set(b["parts"]), {"1a", "2a", "2b", "2c"})
+        self.assertEqual(set(b["parts"]["1a"]["nodes"]), set(NODES))
+        p = self.cli([d, "--baseline", base, "--tolerance", "15%"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("no node or part slower", p.stdout)
+        # a faster past: every node and part is now a regression
+        for part in b["parts"].values():
+            part["cluster_time_s"] /= 10
+            for n in part["nodes"]:
+                part["nodes"][n] /= 10
+        with open(base, "w") as f:
+            json.dump(b, f)
+        p = self.cli([d, "--baseline", base, "--tolerance", "15", "--format", "json"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        regs = json.loads(p.stdout)["regressions"]
+        self.assertEqual(len(regs), 4 * (len(NODES) + 1))
+        self.assertEqual({(r["part"], r["node"]) for r in regs},
+                         {(pt, n) for pt in ("1a", "2a", "2b", "2c") for n in NODES + [None]})
+        self.assertTrue(all(r["slower_by"] > 0.15 for r in regs))
+        p = self.cli([d, "--baseline", base, "--tolerance", "2000%"])
+        self.assertEqual(p.returncode, 0, p.stdout)
+
+    def test_plot_svg(self):
+        d = self.copy_good()
+        out = os.path.join(self.dir, "times.svg")
+        p = self.cli([d, "--plot", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            text = f.read()
+        self.assertIn("<svg", text)
+        self.assertIn("plot written", p.stderr)
+        png = os.path.join(self.dir, "times.png")
+        p = self.cli([d, "--plot", png])
+        if p.returncode == 2:
+            self.assertIn("install", p.stderr)  # neither matplotlib nor gnuplot here
+            self.assertFalse(os.path.exists(png))
+        else:
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(4), b"\x89PNG")
+
+    def test_usage_errors(self):
+        d = self.copy_good()
+        cases = [
+            ([d, "--tolerance", "lots"], "tolerance 'lots' is malformed"),
+            ([os.path.join(self.dir, "nothere")], "does not exist"),
+            ([d, "--expect", "n1;rm -rf /"], "not a valid node name"),
+            ([d, "--expect", "n[1-"], "unbalanced"),
+            ([d, "--baseline", os.path.join(self.dir, "nobase.json")], "baseline"),
+            ([d, "--baseline", os.path.join(d, "n1.json")], "not a stagebench baseline"),
+            ([d, "--plot", os.path.join(self.dir, "x.pdf")], ".svg or .png"),
+            ([d, "--format", "xml"], "invalid choice"),
+        ]
+        for args, text in cases:
+            with self.subTest(args=args):
+                p = self.cli(args)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(text, p.stderr)
+
+    def test_help(self):
+        for name in ("stagebench-collect", "stagebench-cluster", "stagebench-sim",
+                     "stagebench-cron"):
+            p = ct.run_script(name, ["--help"])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("usage:", p.stdout)
+            self.assertIn("exit status", p.stdout)
+
+    def test_empty_directory(self):
+        p = self.cli([self.dir])
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no summary found", p.stdout)
+
+
+class NodeSets(unittest.TestCase):
+    def test_expand_and_fold(self):
+        cases = [
+            ("node[001-003]", ["node001", "node002", "node003"], "node[001-003]"),
+            ("n[1-3,5],m2", ["m2", "n1", "n2", "n3", "n5"], "m2,n[1-3,5]"),
+            ("r[1-2]-n[1-2]", ["r1-n1", "r1-n2", "r2-n1", "r2-n2"], "r1-n[1-2],r2-n[1-2]"),
+            ("n[8-10]", ["n8", "n9", "n10"], "n[8-10]"),
+            ("n[1-5/2]", ["n1", "n3", "n5"], "n[1,3,5]"),
+            ("login", ["login"], "login"),
+        ]
+        for text, names, folded in cases:
+            self.assertEqual(L.nodeset_expand(text), names)
+            self.assertEqual(L.nodeset_fold(names), folded)
+            self.assertEqual(L.nodeset_expand(L.nodeset_fold(names)), names)
+
+    def test_bad_names_are_refused(self):
+        for bad in ("n1;rm -rf /", "n1 n2", "-n1", ".n1", "n$(id)", "a/b", "n[3-1]", "n[1-",
+                    "n]", "", "x" * 65, "n`id`"):
+            with self.subTest(bad=bad):
+                with self.assertRaises(L.UsageError):
+                    L.nodeset_expand(bad)
+
+    def test_tests_and_parts(self):
+        self.assertEqual(L.parse_tests(["1a", "2", "4"]),
+                         [("1a", ["1a"]), ("2", ["2a", "2b", "2c"]), ("4", ["4a", "4b", "4c"])])
+        self.assertEqual(L.parse_tests(["2a", "2c"]), [("2", ["2a", "2c"])])
+        self.assertEqual([t for t, _ in L.parse_tests(["all"])], ["1a", "1b", "2", "3", "4"])
+        for bad in (["9z"], [], ["2", "2a"]):
+            with self.assertRaises(L.UsageError):
+                L.parse_tests(bad)
+
+    def test_tolerance(self):
+        self.assertEqual(L.parse_tolerance("15%"), 0.15)
+        self.assertEqual(L.parse_tolerance("15"), 0.15)
+        for bad in ("x", "-1%", "1e9"):
+            with self.assertRaises(L.UsageError):
+                L.parse_tolerance(bad)
+
+    def test_server_of(self):
+        self.assertEqual(L.server_of("n1", {"type": "nfs4", "source": "stage3:/export"}),
+                         "stage3:/export")
+        self.assertEqual(L.server_of("n1", {"type": "fuse.sshfs",
+                                            "source": "root@127.0.0.1:/x"}),
+                         "root@127.0.0.1:/x")
+        self.assertEqual(L.server_of("n1", {"type": "ext4", "source": "/dev/sda1"}),
+                         "n1:/dev/sda1")
+
+
+if __name__ == "__main__":
+    ct.setup_from_argv()
+    unittest.main(verbosity=2)

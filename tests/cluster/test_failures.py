@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: MIT
+"""The launcher when nodes go wrong: a node whose directory is missing and a node that
+really hangs are reported by name while the others' results are complete; Ctrl-C stops every
+node and keeps what arrived; bad input is refused before anything runs; the cron wrapper."""
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import clustertest as ct
+
+
+class Failures(ct.TempDirCase):
+    def sim(self, run_id, args, tests, timeout=180):
+        cmd = ["--nodes", "4", "--servers", "2", "--dir", self.path("stage"),
+               "--results", self.path("results"), "--stagebench", ct.BINARY,
+               "--scale", "tiny", "--run-id", run_id] + list(args) + list(tests)
+        return ct.run_script("stagebench-sim", cmd, timeout=timeout)
+
+    def test_missing_dir_and_hang(self):
+        t0 = time.monotonic()
+        p = self.sim("fail", ["--fault", "node1=missing-dir", "--fault", "node4=hang",
+                              "--timeout", "4"], ["1a", "4a"])
+        took = time.monotonic() - t0
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertLess(took, 90, "the launcher took too long to give up on the hung node")
+        rundir = self.path("results", "fail")
+        # the collector on its own: exit 1, the two nodes named, the others complete
+        c = ct.run_script("stagebench-collect", [rundir, "--format", "json"])
+        self.assertEqual(c.returncode, 1, c.stderr)
+        rep = json.loads(c.stdout)
+        self.assertEqual(rep["nodes"]["failed"], ["node1", "node4"])
+        self.assertEqual(rep["nodes"]["missing"], [])
+        by = {p["part"]: p for p in rep["parts"]}
+        self.assertEqual(set(by), {"1a", "4a"})
+        for part in ("1a", "4a"):
+            p = by[part]
+            self.assertEqual((p["nodes_expected"], p["nodes_ok"], p["nodes_failed"]), (4, 2, 2))
+            f = {x["node"]: x for x in p["failed"]}
+            self.assertIn("missing-node1", f["node1"]["error"])
+            self.assertIn("No such file or directory", f["node1"]["error"])
+        hang = {x["node"]: x for x in by["1a"]["failed"]}["node4"]
+        self.assertEqual(hang["status"], "timeout")
+        self.assertIn("--timeout 4 s", hang["error"])
+        later = {x["node"]: x for x in by["4a"]["failed"]}["node4"]
+        self.assertEqual(later["status"], "skipped")
+        self.assertIn("timeout in 1a", later["error"])
+        # server1's preparer is node3: node1 (its first node) failed the info round
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        self.assertEqual(man["preparers"], {"server0": "node2", "server1": "node3"})
+        # the good nodes' results are complete
+        good_bytes = 0
+        for n in ("node2", "node3"):
+            for part in ("1a", "4a"):
+                s = ct.load(os.path.join(rundir, "%s.%s.rep1.json" % (n, part)))
+                self.assertEqual(s["status"], "ok")
+                pr = s["tests"][0]["parts"][0]
+                self.assertEqual(pr["status"], "ok")
+                self.assertEqual(len(pr["per_thread"]), 1)
+                self.assertGreater(pr["bytes"], 0)
+                self.assertEqual(pr["bytes"], sum(t["bytes"] for t in pr["per_thread"]))
+                if part == "1a":
+                    good_bytes += pr["bytes"]
+        self.assertEqual(by["1a"]["bytes"], good_bytes)
+        self.assertFalse(os.path.exists(os.path.join(rundir, "node4.1a.rep1.json")))
+        text = ct.run_script("stagebench-collect", [rundir]).stdout
+        self.assertIn("node1: ", text)
+        self.assertIn("node4: timeout", text)
+        self.assertIn("status: FAILED (2 nodes failed)", text)
+        # nothing of the hung node is left running (TempDirCase checks too)
+        self.assertEqual(ct.processes_mentioning(self.path("results")), [])
+
+    def test_ctrl_c_stops_nodes_and_keeps_what_arrived(self):
+        cmd = [ct.script("stagebench-sim"), "--nodes", "2", "--servers", "1",
+               "--dir", self.path("stage"), "--results", self.path("results"),
+               "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "int",
+               "--lead", "8", "4"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=ct.env(), stdin=subprocess.DEVNULL)
+        man_path = self.path("results", "int", "manifest.json")
+        deadline = time.monotonic() + 60
+        started = False
+        while time.monotonic() < deadline and not started:
+            time.sleep(0.2)
+            try:
+                man = ct.load(man_path)
+            except (OSError, ValueError):
+                continue
+            started = any(r["kind"] == "run" for r in man["rounds"])
+        self.assertTrue(started, "no run round started")
+        time.sleep(2.0)  # the nodes are set up and wait for the start instant
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, out + err)
+        self.assertNotIn("Traceback", err)
+        rundir = self.path("results", "int")
+        man = ct.load(man_path)
+        self.assertEqual(man["interrupted"], "SIGINT")
+        self.assertEqual([r["part"] for r in man["rounds"] if r["kind"] == "run"], ["4a"])
+        for n in ("node1", "node2"):
+            s = ct.load(os.path.join(rundir, "%s.4a.rep1.json" % n))
+            self.assertEqual(s["status"], "interrupted")
+            self.assertEqual(s["exit_code"], 130)
+        self.assertTrue(os.path.exists(os.path.join(rundir, "report.txt")))
+        self.assertIn("interrupted", out)
+        self.assertEqual(sorted(os.listdir(self.path("stage", "server0"))), [])
+        self.assertEqual(ct.processes_mentioning(self.path("results")), [])
+
+
+class Launcher(ct.TempDirCase):
+    def cluster(self, args, timeout=120):
+        return ct.run_script("stagebench-cluster", args, timeout=timeout)
+
+    def test_dry_run_prints_every_command(self):
+        servers = self.path("servers")
+        with open(servers, "w") as f:
+            f.write("# node set -> server\nnode[1-2] stageA\nnode[3-4] stageB\n")
+        p = self.cluster(["-w", "node[1-4]", "--servers", servers, "--dir", "/stage/x y",
+                          "--results", self.path("r"), "--run-id", "dry", "--dry-run",
+                          "--repeat", "2", "--scale", "small", "1a", "3", "4c"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout
+        self.assertIn("info round", out)
+        self.assertIn("server stageA: node[1-2] (preparer node1)", out)
+        self.assertIn("server stageB: node[3-4] (preparer node3)", out)
+        self.assertEqual(out.count(": prepare 1a ("), 2)   # recreated for each repetition
+        self.assertEqual(out.count(": prepare 3 ("), 1)    # kept
+        self.assertNotIn("prepare 4", out)
+        for part in ("1a", "3a", "3b", "4c"):
+            self.assertEqual(out.count("part %s starts at" % part), 2)
+        self.assertIn("--start-at", out)
+        self.assertIn("'/stage/x y'", out)  # quoted for the remote shell
+        self.assertIn("--rcopy", out)
+        self.assertIn("clush", out)
+        self.assertFalse(os.path.exists(self.path("r")))
+
+    def test_bad_input_is_refused(self):
+        r = self.path("r")
+        cases = [
+            (["-w", "n1;rm -rf /", "--results", r, "1a"], "not a valid node name"),
+            (["-w", "n[1-2]", "--results", r, "9z"], "unknown test '9z'"),
+            (["-w", "n[1-2]", "--results", r], "name at least one test"),
+            (["--results", r, "1a"], "no nodes"),
+            (["-w", "n1", "--results", r, "--run-id", "../x", "1a"], "--run-id"),
+            (["-w", "n1", "--results", r, "--dir", "/s/%h", "1a"], "only with --exec"),
+            (["-w", "n1", "--results", r, "--count", "5", "2"], "name a single part"),
+            (["-w", "n1", "--results", r, "--lead", "1", "1a"], "--lead"),
+            (["-w", "n1", "--results", r, "--launcher", "srun", "--exec", "1a"], "srun"),
+            (["-w", "n1", "--results", r, "--hostfile", self.path("none"), "1a"],
+             "host file"),
+            (["-w", "n[1-2]", "-x", "n[1-2]", "--results", r, "1a"], "every node is excluded"),
+            (["-w", "n1", "--results", r, "--local-stagebench", ct.BINARY, "--xfer", "1Q",
+              "1a"], "--xfer '1Q' is malformed"),
+        ]
+        for args, text in cases:
+            with self.subTest(args=args):
+                p = self.cluster(args)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(text, p.stderr)
+                self.assertFalse(os.path.exists(r))
+        p = ct.run_script("stagebench-sim", ["--nodes", "2", "--servers", "3", "--dir",
+                                             self.path("d"), "--results", r, "1a"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--servers 3 is out of range", p.stderr)
+        p = ct.run_script("stagebench-sim", ["--nodes", "2", "--servers", "1", "--dir",
+                                             self.path("d"), "--results", r,
+                                             "--fault", "node7=hang", "1a"])
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no simulated node node7", p.stderr)
+
+    def test_unreachable_node_over_ssh(self):
+        """A node that ssh cannot reach is recorded as unreachable; the launcher goes on."""
+        cfg = self.path("ssh_config")
+        with open(cfg, "w") as f:
+            f.write("Host *\n  HostName 127.0.0.1\n  Port 9\n  BatchMode yes\n"
+                    "  ConnectTimeout 5\n  StrictHostKeyChecking no\n"
+                    "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n")
+        p = self.cluster(["-w", "ghost[1-2]", "--launcher-option=-o",
+                          "--launcher-option=-F %s" % cfg, "--stagebench", ct.BINARY,
+                          "--results", self.path("r"), "--run-id", "u", "--scale", "tiny",
+                          "1a"])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("no node answered the info round", p.stderr)
+        man = ct.load(self.path("r", "u", "manifest.json"))
+        info = man["rounds"][0]
+        self.assertEqual(sorted(info["failed"]), ["ghost1", "ghost2"])
+        for f in info["failed"].values():
+            self.assertEqual(f["status"], "unreachable")
+            self.assertIn("cannot reach", f["error"])
+
+
+class Cron(ct.TempDirCase):
+    def cron(self, args, launcher_args):
+        return ct.run_script("stagebench-cron", list(args) + ["--sim", "--"] + [
+            "--nodes", "2", "--servers", "1", "--dir", self.path("stage"),
+            "--stagebench", ct.BINARY, "--scale", "tiny"] + list(launcher_args), timeout=180)
+
+    def test_baseline_lock_and_keep(self):
+        res = self.path("res")
+        base = self.path("baseline.json")
+        p = self.cron(["--results", res, "--baseline", base, "--keep", "1"], ["1a"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout, "")  # quiet when all is well: cron mails nothing
+        self.assertTrue(os.path.exists(base))
+        runs = [d for d in os.listdir(res) if d.startswith("cron-")]
+        self.assertEqual(len(runs), 1)
+        with open(os.path.join(res, "stagebench-cron.log")) as f:
+            log = f.read()
+        self.assertIn("baseline %s created" % base, log)
+        # a faster past: the next run regresses, is reported, and exits 1
+        b = ct.load(base)
+        for part in b["parts"].values():
+            part["cluster_time_s"] /= 100
+            part["nodes"] = {n: t / 100 for n, t in part["nodes"].items()}
+        with open(base, "w") as f:
+            json.dump(b, f)
+        time.sleep(1.1)  # a new dated directory
+        p = self.cron(["--results", res, "--baseline", base, "--keep", "1",
+                       "--tolerance", "15%"], ["1a"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("regressions against baseline", p.stdout)
+        self.assertIn("node1", p.stdout)
+        runs2 = [d for d in os.listdir(res) if d.startswith("cron-")]
+        self.assertEqual(len(runs2), 1)   # --keep 1: the older run was removed
+        self.assertNotEqual(runs2, runs)
+        # a run that is still going holds the lock: the next one does not start
+        with open(os.path.join(res, ".stagebench-cron.lock"), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            p = self.cron(["--results", res], ["1a"])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("still holds", p.stderr)
+        # the launcher's usage errors come through as 2
+        p = self.cron(["--results", res], ["9z"])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        p = ct.run_script("stagebench-cron", ["--results", res, "--", "--run-id", "x"])
+        self.assertEqual(p.returncode, 2)
+
+
+if __name__ == "__main__":
+    ct.setup_from_argv()
+    unittest.main(verbosity=2)
