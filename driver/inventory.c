@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,24 +131,36 @@ void inventory_needs(const struct plan *p, const struct options *o, int dirfd, s
 		if (o->cmd == CMD_RUN && pt->def->needs_prepare && o->scale == SCALE_SPEC)
 			continue;
 		if (dirfd < 0 || replica_probe(dirfd, pt->replica, &info) != 0) {
-			b += pt->file;
+			b = __builtin_add_overflow(b, pt->file, &b) ? UINT64_MAX : b;
 			n++;
 		}
 	}
 	for (size_t i = 0; i < p->nparts; i++) {
 		const struct plan_part *pp = &p->parts[i];
-		uint64_t pb = pp->p.count * pp->p.chunk * threads, pn = pp->p.count * threads;
+		uint64_t pb, pn;
+
+		/* Saturate: --count 1e12 --chunk 1T must read as "too much", not wrap to little. */
+		if (__builtin_mul_overflow(pp->p.count, pp->p.chunk, &pb) ||
+		    __builtin_mul_overflow(pb, (uint64_t)threads, &pb))
+			pb = UINT64_MAX;
+		if (__builtin_mul_overflow(pp->p.count, (uint64_t)threads, &pn))
+			pn = UINT64_MAX;
 
 		if (strcmp(pp->def->kind, "manyfiles") != 0)
 			continue;
 		if (o->keep) {
-			b4 += pb * o->repeat;
-			n4 += pn * o->repeat;
+			uint64_t x;
+			b4 = __builtin_mul_overflow(pb, o->repeat, &x) || __builtin_add_overflow(b4, x, &b4)
+				     ? UINT64_MAX
+				     : b4;
+			n4 = __builtin_mul_overflow(pn, o->repeat, &x) || __builtin_add_overflow(n4, x, &n4)
+				     ? UINT64_MAX
+				     : n4;
 		} else {
 			b4 = pb > b4 ? pb : b4;
 			n4 = pn > n4 ? pn : n4;
 		}
 	}
-	*bytes = b + b4;
-	*inodes = n + n4;
+	*bytes = __builtin_add_overflow(b, b4, bytes) ? UINT64_MAX : *bytes;
+	*inodes = __builtin_add_overflow(n, n4, inodes) ? UINT64_MAX : *inodes;
 }

@@ -75,6 +75,8 @@ static const struct opt_def opt_table[] = {
 	 FIELD(set_interval), C_RUN, "start part k at T + k*SECONDS (the same grid on every node)"},
 	{"repeat", OPT_UINT, "K", 1, 10000, NULL, "1", NULL, FIELD(repeat), NOSET, C_RUN,
 	 "run each test K times, recreating the replicas of 1a, 1b and 2 in between"},
+	{"repetition", OPT_UINT, "R", 1, 1000000, NULL, "1", NULL, FIELD(repetition), NOSET, C_RUN,
+	 "number of the first repetition, for launchers that run one per invocation"},
 	{"xfer", OPT_SIZE, "SIZE", 4096, GiB_, NULL, "1MiB", NULL, FIELD(xfer), NOSET,
 	 C_RUN | C_PREP | C_CHECK, "largest single read or write"},
 	{"seed", OPT_UINT, "N", 0, 18446744073709551615.0, NULL, NULL, NULL, FIELD(seed),

@@ -42,6 +42,7 @@ struct options {
 	double start_in;
 	double interval;
 	uint64_t repeat;
+	uint64_t repetition; /* number of the first repetition */
 	uint64_t xfer;
 	uint64_t seed;
 	const char *node;

@@ -858,7 +858,8 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 			enum outcome tout = OUTCOME_OK;
 
 			tr->pt = pt;
-			tr->repetition = (unsigned)rep;
+			/* --repetition numbers the first one: a launcher runs one per invocation. */
+			tr->repetition = (unsigned)(o->repetition + rep - 1);
 			tr->first_part = res->nparts;
 			if (run_signal || st.abort_rest) {
 				tr->status = run_signal ? PART_INTERRUPTED : PART_SKIPPED;

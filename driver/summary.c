@@ -334,6 +334,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
 	json_kv_uint(&j, "seed", res->seed);
 	json_kv_uint(&j, "repeat", o->repeat);
+	json_kv_uint(&j, "first_repetition", o->repetition);
 	json_kv_uint(&j, "xfer_bytes", o->xfer);
 	json_key(&j, "interval_s");
 	if (o->set_interval)

@@ -394,6 +394,10 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
 def _summary(s, name, rep_offset, top):
     if not isinstance(s, dict):
         raise Bad("not a JSON object")
+    run = s.get("run")
+    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
+        # the summary numbers its repetitions itself (stagebench run --repetition R)
+        rep_offset = 0
     schema = s.get("schema")
     if schema != L.NODE_SCHEMA:
         if isinstance(schema, str) and schema.startswith("stagebench.") and \
@@ -454,7 +458,10 @@ def _summary(s, name, rep_offset, top):
                 keys.append((L.PART_TEST[t], t))
             elif t in L.TESTS:
                 keys.append((t, None))
-        for rep in range(1 + rep_offset, 1 + rep_offset + max(1, min(repeat, 10000))):
+        first = 1 + rep_offset
+        if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
+            first = max(1, run["first_repetition"])
+        for rep in range(first, first + max(1, min(repeat, 10000))):
             for test, part in keys:
                 out["test_errors"].append((test, rep, why, part))
         if not keys:

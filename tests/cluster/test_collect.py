@@ -5,6 +5,7 @@ import copy
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 
@@ -29,7 +30,8 @@ def setUpModule():
     # A node whose directory is missing: the binary writes a summary that ran no test.
     FAILED = os.path.join(BASE, "failed")
     os.makedirs(FAILED)
-    res = ct.run_nodes(["n9"], ["1a"], FAILED, os.path.join(BASE, "nope"), start_in=0.5)
+    # a start far enough ahead that even a sanitizer build reaches the --dir check first
+    res = ct.run_nodes(["n9"], ["1a"], FAILED, os.path.join(BASE, "nope"), start_in=10)
     assert res["n9"][1] == 3, res
 
 
@@ -166,12 +168,34 @@ class Report(Case):
         self.assertEqual(R.hist_quantile({last: 2}, 2, 5 << 44, 6 << 44, 0.5, 7, 44), 6 << 44)
 
     def test_repetition_from_file_name(self):
+        # a summary that does not number its repetitions: the launcher's file name does
+        with open(os.path.join(GOOD, "n1.json")) as f:
+            s = json.load(f)
+        del s["run"]["first_repetition"]
         for rep in (1, 3):
-            shutil.copy(os.path.join(GOOD, "n1.json"), os.path.join(self.dir,
-                                                                     "n1.x.rep%d.json" % rep))
+            with open(os.path.join(self.dir, "n1.x.rep%d.json" % rep), "w") as f:
+                json.dump(s, f)
         rep = collect(self.dir)
         self.assertEqual(sorted({p["repetition"] for p in rep["parts"]}), [1, 3])
         self.assertEqual(rep["invalid"], [])
+
+    def test_repetition_from_the_summary(self):
+        # stagebench run --repetition 3 numbers its tests itself; the file name is not added
+        d = os.path.join(self.dir, "own")
+        os.makedirs(d)
+        stage = os.path.join(self.dir, "stage")
+        os.makedirs(stage)
+        out = os.path.join(d, "n1.1a.rep3.json")
+        p = subprocess.run([ct.BINARY, "run", "1a", "--scale", "tiny", "--dir", stage,
+                            "--start-in", "0", "--node", "n1", "--repetition", "3", "--out", out,
+                            "--no-progress"], capture_output=True, text=True, env=ct.env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            s = json.load(f)
+        self.assertEqual(s["run"]["first_repetition"], 3)
+        self.assertEqual([t["repetition"] for t in s["tests"]], [3])
+        rep = collect(d)
+        self.assertEqual(sorted({p["repetition"] for p in rep["parts"]}), [3])
 
     def test_failed_node_summary(self):
         d = self.copy_good()
