@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -307,4 +308,23 @@ int fs_drop_cache(int fd)
 	int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 
 	return rc ? -rc : 0;
+}
+
+bool fs_writes_in_parallel(int fd)
+{
+	static const unsigned long parallel[] = {
+		0x0BD00BD0UL, /* Lustre */
+		0x47504653UL, /* GPFS */
+		0x00C36400UL, /* CephFS */
+		0x19830326UL, /* BeeGFS */
+	};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(parallel) / sizeof(parallel[0]); i++) {
+		if ((unsigned long)sf.f_type == parallel[i])
+			return true;
+	}
+	return false;
 }

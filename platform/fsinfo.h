@@ -7,6 +7,7 @@
 #ifndef STAGEBENCH_FSINFO_H
 #define STAGEBENCH_FSINFO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,6 +41,14 @@ int fs_residency(const char *path, double *fraction);
  * name or a symlink is never opened. Returns the fd or -errno (-EEXIST, -ELOOP, ...).
  */
 int fs_create(int dirfd, const char *name, int flags);
+
+/*
+ * Whether the filesystem of fd lets several writers of one file write at the same time
+ * (range-locking parallel filesystems: Lustre, GPFS, CephFS, BeeGFS). Local filesystems and
+ * NFS take the inode lock for every buffered write, so concurrent writers only queue (and
+ * spin) on it.
+ */
+bool fs_writes_in_parallel(int fd);
 
 /* Remove an advisory page-cache hint: drop this file's cached pages (posix_fadvise DONTNEED). */
 int fs_drop_cache(int fd);

@@ -77,6 +77,13 @@ struct replica_job {
 	uint64_t npieces;
 	const volatile int *stop;
 	atomic_int abort; /* a writer failed: the others stop at their next piece */
+	/*
+	 * Where the filesystem serializes writers of one file on its inode lock, the writers
+	 * take turns for the pwrite itself: one fills its next piece while another writes,
+	 * and a waiting writer sleeps instead of spinning on the inode lock.
+	 */
+	bool serialize;
+	pthread_mutex_t turn;
 	const char *path; /* the temporary file, for messages */
 };
 
@@ -164,7 +171,11 @@ static int replica_writer_range(struct replica_writer *w)
 		off = i * j->piece;
 		n = (size_t)(j->size - off < j->piece ? j->size - off : j->piece);
 		pattern_fill(buf, n, j->gen, off);
+		if (j->serialize)
+			pthread_mutex_lock(&j->turn);
 		rc = replica_pwrite_all(j->fd, buf, n, off, &at);
+		if (j->serialize)
+			pthread_mutex_unlock(&j->turn);
 		if (rc) {
 			bench_error_set(&w->err, "write", j->path, true, at, rc);
 			goto out;
@@ -362,7 +373,10 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		nthreads = REPLICA_MAX_THREADS;
 	if (nthreads > j.npieces)
 		nthreads = (unsigned)j.npieces;
+	j.serialize = !fs_writes_in_parallel(fd);
+	pthread_mutex_init(&j.turn, NULL);
 	rc = replica_write_all(&j, nthreads, err);
+	pthread_mutex_destroy(&j.turn);
 	if (rc)
 		goto out;
 

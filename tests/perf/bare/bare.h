@@ -26,7 +26,11 @@
 #include <unistd.h>
 
 #define BARE_MAX_THREADS 64
-/* The start instant is this far after every thread is ready; the last 2 ms are spun. */
+/*
+ * The start instant is this far after every thread is ready (environment BARE_START_IN,
+ * seconds: the perf script gives the same lead as stagebench's --start-in); the last 2 ms
+ * are spun.
+ */
 #define BARE_LEAD_NS 20000000ull
 #define BARE_SPIN_NS 2000000ull
 
@@ -234,8 +238,11 @@ static inline int bare_main(const char *kind, int n, void *(*fn)(void *), void *
 		if (pthread_create(&r.t[i].tid, NULL, fn, &r.t[i]) != 0)
 			bare_die("pthread_create");
 	}
+	const char *lead = getenv("BARE_START_IN");
+	uint64_t lead_ns = lead ? (uint64_t)(atof(lead) * 1e9) : BARE_LEAD_NS;
+
 	pthread_barrier_wait(&r.ready);
-	r.start_ns = bare_now() + BARE_LEAD_NS;
+	r.start_ns = bare_now() + lead_ns;
 	pthread_barrier_wait(&r.go);
 	for (int i = 0; i < n; i++) {
 		struct bare_thread *t = &r.t[i];
@@ -273,10 +280,20 @@ static inline uint64_t bare_size(const char *s)
 	unsigned long long v = strtoull(s, &end, 10);
 
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; break;
-	case 'm': case 'M': v <<= 20; break;
-	case 'g': case 'G': v <<= 30; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		break;
+	default:
+		break;
 	}
 	return (uint64_t)v;
 }

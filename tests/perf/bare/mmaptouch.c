@@ -63,6 +63,5 @@ int main(int argc, char **argv)
 	if (stat(a.path, &st) != 0)
 		bare_die(a.path);
 	a.len = (size_t)st.st_size;
-	return bare_main("mmaptouch", atoi(argv[3]), mmaptouch_thread, &a,
-			 bare_residency(a.path));
+	return bare_main("mmaptouch", atoi(argv[3]), mmaptouch_thread, &a, bare_residency(a.path));
 }
