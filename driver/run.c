@@ -162,8 +162,8 @@ static void gate_destroy(struct gate *g)
 }
 
 /*
- * Wait until all parties arrived. With a tick, the caller is woken every tick_s seconds
- * while it waits, to call tick(arg) with the gate unlocked (the main thread's progress line).
+ * Wait until all parties arrived. With a tick (not NULL), the caller is woken every tick_s
+ * seconds while it waits, to call tick(arg) with the gate unlocked (the progress line).
  */
 static int gate_wait_tick(struct gate *g, double tick_s, void (*tick)(void *), void *arg)
 {
@@ -184,6 +184,10 @@ static int gate_wait_tick(struct gate *g, double tick_s, void (*tick)(void *), v
 	while (g->generation == gen && !g->broken) {
 		struct timespec ts;
 
+		if (!tick) {
+			pthread_cond_wait(&g->cv, &g->mu);
+			continue;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += (time_t)tick_s;
 		ts.tv_nsec += (long)((tick_s - (double)(time_t)tick_s) * 1e9);
@@ -207,27 +211,7 @@ out:
 
 static int gate_wait(struct gate *g)
 {
-	int rc = 0;
-
-	pthread_mutex_lock(&g->mu);
-	if (g->broken) {
-		rc = -ECANCELED;
-		goto out;
-	}
-	unsigned long gen = g->generation;
-	if (++g->waiting == g->parties) {
-		g->waiting = 0;
-		g->generation++;
-		pthread_cond_broadcast(&g->cv);
-		goto out;
-	}
-	while (g->generation == gen && !g->broken)
-		pthread_cond_wait(&g->cv, &g->mu);
-	if (g->generation == gen)
-		rc = -ECANCELED;
-out:
-	pthread_mutex_unlock(&g->mu);
-	return rc;
+	return gate_wait_tick(g, 0, NULL, NULL);
 }
 
 static void gate_break(struct gate *g)
