@@ -154,15 +154,26 @@ class Hist:
 # Reading one summary (in a worker process)
 
 
-def _num(obj, key, where, required=True, lo=None):
+_MISSING = object()
+
+
+def _field(obj, key, where, required):
+    """obj[key]; _MISSING when absent (or null) and not required; Bad when required and absent."""
     if not isinstance(obj, dict):
         raise Bad("%s is not an object" % where.rstrip("."))
     if key not in obj:
         if required:
             raise Bad("missing field %s%s" % (where, key))
-        return None
+        return _MISSING
     v = obj[key]
     if v is None and not required:
+        return _MISSING
+    return v
+
+
+def _num(obj, key, where, required=True, lo=None):
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or \
             (isinstance(v, float) and not math.isfinite(v)):
@@ -180,14 +191,8 @@ def _int(obj, key, where, required=True):
 
 
 def _str(obj, key, where, required=True):
-    if not isinstance(obj, dict):
-        raise Bad("%s is not an object" % where.rstrip("."))
-    if key not in obj:
-        if required:
-            raise Bad("missing field %s%s" % (where, key))
-        return None
-    v = obj[key]
-    if v is None and not required:
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
         return None
     if not isinstance(v, str):
         raise Bad("field %s%s is not a string" % (where, key))
@@ -195,13 +200,11 @@ def _str(obj, key, where, required=True):
 
 
 def _list(obj, key, where, required=True):
-    if not isinstance(obj, dict):
-        raise Bad("%s is not an object" % where.rstrip("."))
-    if key not in obj:
-        if required:
-            raise Bad("missing field %s%s" % (where, key))
+    if isinstance(obj, dict) and key in obj and obj[key] is None and not required:
+        raise Bad("field %s%s is not a list" % (where, key))
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
         return []
-    v = obj[key]
     if not isinstance(v, list):
         raise Bad("field %s%s is not a list" % (where, key))
     return v
