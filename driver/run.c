@@ -82,30 +82,38 @@ const char *run_status_name(enum part_status s)
 	return names[s];
 }
 
-void run_error(struct node_result *res, const char *fmt, ...)
+/* Log a line and keep a copy in list (up to max lines) for the summary. */
+static void run_note(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 5, 0)));
+static void run_note(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
+		     va_list ap)
 {
 	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	log_msg(level, "%s", line);
+	if (*n < max)
+		list[(*n)++] = strdup(line);
+}
+
+void run_error(struct node_result *res, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	run_note(LOG_ERR, res->errors, &res->nerrors,
+		 sizeof(res->errors) / sizeof(res->errors[0]), fmt, ap);
 	va_end(ap);
-	log_err("%s", line);
-	if (res->nerrors < sizeof(res->errors) / sizeof(res->errors[0]))
-		res->errors[res->nerrors++] = strdup(line);
 }
 
 void run_warning(struct node_result *res, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	run_note(LOG_WARN, res->warnings, &res->nwarnings,
+		 sizeof(res->warnings) / sizeof(res->warnings[0]), fmt, ap);
 	va_end(ap);
-	log_warn("%s", line);
-	if (res->nwarnings < sizeof(res->warnings) / sizeof(res->warnings[0]))
-		res->warnings[res->nwarnings++] = strdup(line);
 }
 
 void run_format_error(const struct bench_error *e, char *buf, size_t len)
