@@ -226,19 +226,25 @@ def nodeset_fold(names):
     return ",".join(sorted(parts, key=natural_key))
 
 
-def read_hostfile(path):
-    """One node (or node set) a line; '#' starts a comment."""
+def _config_lines(path, what):
+    """(line number, text) of a file's non-empty lines, '#' comments removed."""
     try:
         with open(path) as f:
             lines = f.read().splitlines()
     except OSError as e:
-        raise UsageError("host file '%s': %s" % (path, e.strerror or e))
-    names = []
-    for line in lines:
+        raise UsageError("%s '%s': %s" % (what, path, e.strerror or e))
+    for i, line in enumerate(lines, 1):
         line = line.split("#", 1)[0].strip()
         if line:
-            for word in line.split():
-                names.extend(nodeset_expand(word))
+            yield i, line
+
+
+def read_hostfile(path):
+    """One node (or node set) a line; '#' starts a comment."""
+    names = []
+    for _, line in _config_lines(path, "host file"):
+        for word in line.split():
+            names.extend(nodeset_expand(word))
     if not names:
         raise UsageError("host file '%s' names no node" % path)
     return sorted(set(names), key=natural_key)
@@ -246,16 +252,8 @@ def read_hostfile(path):
 
 def read_servers_file(path):
     """'NODESET SERVER' lines ('#' comments): the /stage server of each node."""
-    try:
-        with open(path) as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise UsageError("servers file '%s': %s" % (path, e.strerror or e))
     servers = {}
-    for i, line in enumerate(lines, 1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for i, line in _config_lines(path, "servers file"):
         words = line.split()
         if len(words) != 2:
             raise UsageError("servers file '%s' line %d: expected 'NODESET SERVER'" % (path, i))
