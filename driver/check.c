@@ -84,10 +84,11 @@ static void check_clock(struct check_report *r, const struct node_result *res)
 			  "synchronized (estimated error %ld us, maximum error %ld us)",
 			  res->ntp.esterror_us, res->ntp.maxerror_us);
 	else
-		check_add(r, CHECK_WARN, "clock", "ntp",
-			  "NOT synchronized (maximum error %ld us): start instants across nodes may "
-			  "disagree; the spec requires NTP on every node",
-			  res->ntp.maxerror_us);
+		check_add(
+		    r, CHECK_WARN, "clock", "ntp",
+		    "NOT synchronized (maximum error %ld us): start instants across nodes may "
+		    "disagree; the spec requires NTP on every node",
+		    res->ntp.maxerror_us);
 	check_read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource", avail,
 			sizeof(avail));
 	if (strcmp(res->ntp.clocksource, "tsc") == 0)
@@ -113,7 +114,8 @@ static void check_cpus(struct check_report *r, struct topo *topo, const struct n
 	check_add(r, CHECK_OK, "cpu", "binding",
 		  "%zu cores allowed (CPUs %s, %zu of the machine's %zu PUs)%s", tp->allowed_cores,
 		  list, tp->allowed_pus, tp->machine_pus,
-		  tp->restricted ? "; restricted by the launcher (taskset, Slurm or a cgroup)" : "");
+		  tp->restricted ? "; restricted by the launcher (taskset, Slurm or a cgroup)"
+				 : "");
 	for (size_t i = 0; i < tp->nslots; i++)
 		smt = tp->slots[i].smt > smt ? tp->slots[i].smt : smt;
 	if (smt > 1)
@@ -126,8 +128,8 @@ static void check_cpus(struct check_report *r, struct topo *topo, const struct n
 
 	for (int i = 0; i < n; i++) {
 		char path[128];
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_governor",
-			 allowed[i]);
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_governor", allowed[i]);
 		check_read_line(path, gov, sizeof(gov));
 		if (!gov[0])
 			continue;
@@ -160,7 +162,8 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 	uint64_t bytes = 0, inodes = 0;
 
 	if (!res->fs_ok) {
-		check_add(r, CHECK_FAIL, "fs", "type", "cannot tell the filesystem of %s", res->dir);
+		check_add(r, CHECK_FAIL, "fs", "type", "cannot tell the filesystem of %s",
+			  res->dir);
 		return;
 	}
 	check_add(r, CHECK_OK, "fs", "type", "%s on %s, mounted on %s (%s)", res->fs.type,
@@ -182,15 +185,15 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 		check_add(r, CHECK_OK, "fs", "inodes", "not counted by this filesystem");
 	else
 		check_add(r, res->fs.inodes_free < inodes ? CHECK_FAIL : CHECK_OK, "fs", "inodes",
-			  "%llu free; a full run needs %llu", (unsigned long long)res->fs.inodes_free,
-			  (unsigned long long)inodes);
+			  "%llu free; a full run needs %llu",
+			  (unsigned long long)res->fs.inodes_free, (unsigned long long)inodes);
 
 	/* Writable, for real: create, write, flush and remove one file. */
 	snprintf(name, sizeof(name), "stagebench.check-write.%ld", (long)getpid());
 	int fd = fs_create(dirfd, name, O_WRONLY);
 	if (fd < 0) {
-		check_add(r, CHECK_FAIL, "fs", "writable", "cannot create a file in %s: %s", res->dir,
-			  strerror(-fd));
+		check_add(r, CHECK_FAIL, "fs", "writable", "cannot create a file in %s: %s",
+			  res->dir, strerror(-fd));
 		return;
 	}
 	char block[4096];
@@ -206,7 +209,8 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 		check_add(r, CHECK_FAIL, "fs", "writable", "writing a file in %s failed: %s",
 			  res->dir, strerror(err));
 	else
-		check_add(r, CHECK_OK, "fs", "writable", "a file was created, written, flushed and removed");
+		check_add(r, CHECK_OK, "fs", "writable",
+			  "a file was created, written, flushed and removed");
 }
 
 static void check_replicas(struct check_report *r, int dirfd, const struct node_result *res)
@@ -238,28 +242,31 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 				  size_format(e->size, a, sizeof(a)));
 			continue;
 		}
-		check_add(r, CHECK_OK, "replicas", e->name,
-			  "%s, generation %llu, created %.0f s ago, %.0f%% in this node's page cache",
-			  size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
-			  now - e->mtime, e->residency >= 0 ? e->residency * 100.0 : 0.0);
+		check_add(
+		    r, CHECK_OK, "replicas", e->name,
+		    "%s, generation %llu, created %.0f s ago, %.0f%% in this node's page cache",
+		    size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
+		    now - e->mtime, e->residency >= 0 ? e->residency * 100.0 : 0.0);
 	}
 	if (!replicas)
-		check_add(r, CHECK_OK, "replicas", "none",
-			  "no replicas yet: run creates those of 1a, 1b and 2; 'prepare 3' that of 3");
+		check_add(
+		    r, CHECK_OK, "replicas", "none",
+		    "no replicas yet: run creates those of 1a, 1b and 2; 'prepare 3' that of 3");
 	if (temps || files)
-		check_add(r, CHECK_WARN, "replicas", "leftovers",
-			  "%zu half-written replica%s and %zu other stagebench file%s (test 4's, kept "
-			  "or left by an interrupted run; 'stagebench clean all' removes them)",
-			  temps, temps == 1 ? "" : "s", files, files == 1 ? "" : "s");
+		check_add(
+		    r, CHECK_WARN, "replicas", "leftovers",
+		    "%zu half-written replica%s and %zu other stagebench file%s (test 4's, kept "
+		    "or left by an interrupted run; 'stagebench clean all' removes them)",
+		    temps, temps == 1 ? "" : "s", files, files == 1 ? "" : "s");
 	free(v);
 }
 
 /* The probe: three short parts on every core at once, as a run would do them. */
 static const struct test_def check_probe_test = {"check", "node_probe", true, false, false, false};
 static const struct part_def check_probe_parts[] = {
-	{"cached", "check", "seqread", "cached reads", {{0}}},
-	{"random", "check", "randread", "random 4 KiB reads", {{0}}},
-	{"create", "check", "manyfiles", "small-file creates", {{0}}},
+    {"cached", "check", "seqread", "cached reads", {{0}}},
+    {"random", "check", "randread", "random 4 KiB reads", {{0}}},
+    {"create", "check", "manyfiles", "small-file creates", {{0}}},
 };
 #define CHECK_PROBE_FILE (64ull << 20)
 /* The probe runs this many times; a core's time is its median, so one hiccup is no finding. */
@@ -269,9 +276,9 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 			int dirfd, struct node_result *res)
 {
 	static const struct part_params params[] = {
-		{0, 0, CHECK_PROBE_FILE, 8}, /* 512 MiB of cached reads per core */
-		{10000, 4096, CHECK_PROBE_FILE, 0},
-		{300, 4096, 0, 0},
+	    {0, 0, CHECK_PROBE_FILE, 8}, /* 512 MiB of cached reads per core */
+	    {10000, 4096, CHECK_PROBE_FILE, 0},
+	    {300, 4096, 0, 0},
 	};
 	struct options po = *o;
 	struct plan plan;
@@ -304,7 +311,8 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 			  res->nerrors ? res->errors[0] : outcome_name(out));
 		return;
 	}
-	/* Per part and core, the median over the repetitions; then each core against the median core. */
+	/* Per part and core, the median over the repetitions; then each core against the median
+	 * core. */
 	size_t nthreads = res->tplan.nslots, nparts = plan.nparts;
 	if (res->nparts != nparts * CHECK_PROBE_REPEAT) {
 		check_add(r, CHECK_FAIL, "probe", "run", "the probe ran %zu of its %zu parts",
@@ -344,17 +352,19 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 			check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
 				  "%s: %s than the node's median core (%.3f s)", what, slow, med);
 		else if (strcmp(pr->pp->def->kind, "manyfiles") == 0)
-			check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-				  "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
-				  what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
-				  nthreads);
+			check_add(
+			    r, CHECK_OK, "probe", pr->pp->def->name,
+			    "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
+			    what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
+			    nthreads);
 		else
-			check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-				  "%s: %s (%s per core) on %zu cores, every core within 25%% of the "
-				  "median",
-				  what, size_format_rate(rate, a, sizeof(a)),
-				  size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
-				  nthreads);
+			check_add(
+			    r, CHECK_OK, "probe", pr->pp->def->name,
+			    "%s: %s (%s per core) on %zu cores, every core within 25%% of the "
+			    "median",
+			    what, size_format_rate(rate, a, sizeof(a)),
+			    size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
+			    nthreads);
 	}
 out:
 	free(t);
@@ -419,7 +429,8 @@ enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 	if (can_write)
 		check_probe(r, o, topo, dirfd, res);
 	else
-		check_add(r, CHECK_FAIL, "probe", "run", "skipped: the directory cannot be written");
+		check_add(r, CHECK_FAIL, "probe", "run",
+			  "skipped: the directory cannot be written");
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->f[i].level == CHECK_FAIL)
 			out = OUTCOME_FAILED;

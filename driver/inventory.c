@@ -68,7 +68,8 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
 
 		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
 			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		if (count == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
@@ -150,12 +151,14 @@ void inventory_needs(const struct plan *p, const struct options *o, int dirfd, s
 			continue;
 		if (o->keep) {
 			uint64_t x;
-			b4 = __builtin_mul_overflow(pb, o->repeat, &x) || __builtin_add_overflow(b4, x, &b4)
-				     ? UINT64_MAX
-				     : b4;
-			n4 = __builtin_mul_overflow(pn, o->repeat, &x) || __builtin_add_overflow(n4, x, &n4)
-				     ? UINT64_MAX
-				     : n4;
+			b4 = __builtin_mul_overflow(pb, o->repeat, &x) ||
+				     __builtin_add_overflow(b4, x, &b4)
+				 ? UINT64_MAX
+				 : b4;
+			n4 = __builtin_mul_overflow(pn, o->repeat, &x) ||
+				     __builtin_add_overflow(n4, x, &n4)
+				 ? UINT64_MAX
+				 : n4;
 		} else {
 			b4 = pb > b4 ? pb : b4;
 			n4 = pn > n4 ? pn : n4;

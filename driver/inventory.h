@@ -22,11 +22,11 @@ enum inventory_kind {
 struct inventory_entry {
 	char name[256];
 	enum inventory_kind kind;
-	bool ours;	     /* name and header are stagebench's */
+	bool ours; /* name and header are stagebench's */
 	uint64_t size;
 	uint64_t generation;
-	double mtime;	     /* epoch seconds */
-	double residency;    /* fraction in this node's page cache, <0 unknown */
+	double mtime;	  /* epoch seconds */
+	double residency; /* fraction in this node's page cache, <0 unknown */
 };
 
 /*

@@ -73,7 +73,8 @@ static enum outcome main_threads(struct main_env *e, char *why, size_t whylen)
 	int rc = topo_open(&e->topo);
 
 	if (rc) {
-		snprintf(why, whylen, "cannot read the machine topology (hwloc): %s", strerror(-rc));
+		snprintf(why, whylen, "cannot read the machine topology (hwloc): %s",
+			 strerror(-rc));
 		return OUTCOME_FAILED;
 	}
 	rc = topo_plan_build(e->topo, (unsigned)e->o.threads, e->o.set_cpus ? e->o.cpus : NULL,
@@ -156,9 +157,9 @@ static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
 		return OUTCOME_PRECONDITION;
 	}
 	if (e->res.fs.inodes_total && inodes > e->res.fs.inodes_free) {
-		snprintf(why, whylen, "not enough inodes in '%s': the run needs %llu, %llu are free",
-			 e->res.dir, (unsigned long long)inodes,
-			 (unsigned long long)e->res.fs.inodes_free);
+		snprintf(why, whylen,
+			 "not enough inodes in '%s': the run needs %llu, %llu are free", e->res.dir,
+			 (unsigned long long)inodes, (unsigned long long)e->res.fs.inodes_free);
 		return OUTCOME_PRECONDITION;
 	}
 	return OUTCOME_OK;
@@ -193,13 +194,15 @@ static void main_dry_run(struct main_env *e)
 
 			if (pt->def->has_replica) {
 				bool there = replica_probe(e->dirfd, pt->replica, &info) == 0;
-				const char *act = !there ? "create"
-						  : r > 1 && pt->def->recreate ? "recreate"
-						  : e->o.cmd == CMD_PREPARE && (pt->def->recreate || e->o.force)
-							  ? "recreate"
-							  : "use";
-				printf("test %s rep %zu: %s replica %s/%s (%s)\n", pt->def->name, r, act,
-				       e->res.dir, pt->replica, size_format(pt->file, a, sizeof(a)));
+				const char *act =
+				    !there			 ? "create"
+				    : r > 1 && pt->def->recreate ? "recreate"
+				    : e->o.cmd == CMD_PREPARE && (pt->def->recreate || e->o.force)
+					? "recreate"
+					: "use";
+				printf("test %s rep %zu: %s replica %s/%s (%s)\n", pt->def->name, r,
+				       act, e->res.dir, pt->replica,
+				       size_format(pt->file, a, sizeof(a)));
 			}
 			if (e->o.cmd != CMD_RUN)
 				continue;
@@ -289,11 +292,12 @@ static int main_run(struct main_env *e)
 		return main_fail(e, OUTCOME_USAGE, why);
 	}
 	if (e->res.start_at < now - MAIN_MAX_AHEAD_S) {
-		snprintf(why, sizeof(why),
-			 "--start-at %.3f is %.0f s in the past, more than 24 hours: refusing it as "
-			 "a likely mistake (expected an instant in UTC seconds since 1970, like "
-			 "%.0f)",
-			 e->res.start_at, now - e->res.start_at, now + 60);
+		snprintf(
+		    why, sizeof(why),
+		    "--start-at %.3f is %.0f s in the past, more than 24 hours: refusing it as "
+		    "a likely mistake (expected an instant in UTC seconds since 1970, like "
+		    "%.0f)",
+		    e->res.start_at, now - e->res.start_at, now + 60);
 		return main_fail(e, OUTCOME_USAGE, why);
 	}
 	if (e->res.start_at < now && !o->late_ok) {
@@ -304,8 +308,8 @@ static int main_run(struct main_env *e)
 		return main_fail(e, OUTCOME_PRECONDITION, why);
 	}
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
-		return main_fail(e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION,
-				 why);
+		return main_fail(
+		    e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
@@ -313,8 +317,9 @@ static int main_run(struct main_env *e)
 	main_clock(e);
 	if (!e->res.ntp_ok || !e->res.ntp.synchronized) {
 		if (o->require_ntp)
-			return main_run_fail(e, OUTCOME_PRECONDITION,
-					     "the clock is not NTP-synchronized and --require-ntp was given");
+			return main_run_fail(
+			    e, OUTCOME_PRECONDITION,
+			    "the clock is not NTP-synchronized and --require-ntp was given");
 		log_warn("the clock is not NTP-synchronized (maxerror %ld us): start instants "
 			 "across nodes may disagree",
 			 e->res.ntp.maxerror_us);
@@ -386,9 +391,8 @@ static int main_prepare(struct main_env *e)
 		}
 		rc = replica_probe(e->dirfd, pt->replica, &info);
 		if (rc == 0 && (!info.ours || info.size != pt->file)) {
-			snprintf(why, sizeof(why),
-				 "replica '%s/%s' is %s: refusing to replace it", e->res.dir,
-				 pt->replica,
+			snprintf(why, sizeof(why), "replica '%s/%s' is %s: refusing to replace it",
+				 e->res.dir, pt->replica,
 				 info.ours ? "of the wrong size" : "not a stagebench replica");
 			log_err("%s", why);
 			out = outcome_worse(out, OUTCOME_PRECONDITION);
@@ -415,7 +419,8 @@ static int main_prepare(struct main_env *e)
 		uint64_t t0 = clock_mono_ns();
 		memset(&err, 0, sizeof(err));
 		rc = replica_create(e->dirfd, e->res.dir, pt->replica, pt->file, gen,
-				    (unsigned)e->res.tplan.nslots, o->xfer, rc == 0, &run_stop, &err);
+				    (unsigned)e->res.tplan.nslots, o->xfer, rc == 0, &run_stop,
+				    &err);
 		double s = (double)(clock_mono_ns() - t0) / 1e9;
 		if (rc && run_signal) /* its temporary file is removed; said once below */
 			break;
@@ -423,10 +428,11 @@ static int main_prepare(struct main_env *e)
 		    replica_probe(e->dirfd, pt->replica, &info) == 0 && info.ours &&
 		    info.size == pt->file) {
 			/* Another process published the same replica first, complete: ours goes. */
-			log_warn("test %s: replica %s/%s was created at the same time by another "
-				 "process (generation %llu): kept theirs, discarded this one's copy",
-				 pt->def->name, e->res.dir, pt->replica,
-				 (unsigned long long)info.generation);
+			log_warn(
+			    "test %s: replica %s/%s was created at the same time by another "
+			    "process (generation %llu): kept theirs, discarded this one's copy",
+			    pt->def->name, e->res.dir, pt->replica,
+			    (unsigned long long)info.generation);
 			continue;
 		}
 		if (rc) {
@@ -510,7 +516,8 @@ static int main_clean(struct main_env *e)
 			continue;
 		}
 		if (unlinkat(e->dirfd, de->d_name, 0) != 0) {
-			log_err("cannot remove '%s/%s': %s", e->res.dir, de->d_name, strerror(errno));
+			log_err("cannot remove '%s/%s': %s", e->res.dir, de->d_name,
+				strerror(errno));
 			out = OUTCOME_FAILED;
 			continue;
 		}
@@ -579,7 +586,7 @@ static int main_list(struct main_env *e)
 }
 
 static const char *const main_inventory_kinds[] = {
-	[INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
+    [INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
 
 /* The stagebench files in --dir: how big, which generation, how old, how much is cached. */
 static void main_info_replicas_text(struct main_env *e)

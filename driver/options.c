@@ -27,17 +27,17 @@ enum opt_type {
 };
 
 /* Commands an option applies to. */
-#define C_RUN (1u << CMD_RUN)
-#define C_PREP (1u << CMD_PREPARE)
+#define C_RUN	(1u << CMD_RUN)
+#define C_PREP	(1u << CMD_PREPARE)
 #define C_CLEAN (1u << CMD_CLEAN)
-#define C_LIST (1u << CMD_LIST)
-#define C_INFO (1u << CMD_INFO)
+#define C_LIST	(1u << CMD_LIST)
+#define C_INFO	(1u << CMD_INFO)
 #define C_CHECK (1u << CMD_CHECK)
-#define C_ALL (C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
-#define C_DIR (C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
+#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
+#define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
 
 #define FIELD(f) offsetof(struct options, f)
-#define NOSET ((size_t)-1)
+#define NOSET	 ((size_t)-1)
 
 struct opt_def {
 	const char *name;
@@ -55,6 +55,8 @@ struct opt_def {
 
 #define GiB_ (1024.0 * 1024.0 * 1024.0)
 
+/* One row per option reads better than what the formatter makes of the table. */
+/* clang-format off */
 static const struct opt_def opt_table[] = {
 	{"dir", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_DIR", FIELD(dir), FIELD(set_dir),
 	 C_DIR, "working directory on the node's /stage server"},
@@ -121,21 +123,22 @@ static const struct opt_def opt_table[] = {
 	{"help", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(help), NOSET, C_ALL,
 	 "show this help"},
 };
+/* clang-format on */
 
 #define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
 
 static const char *const command_names[CMD_COUNT] = {
-	[CMD_NONE] = "", [CMD_RUN] = "run", [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
-	[CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",
+    [CMD_NONE] = "",	 [CMD_RUN] = "run",   [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
+    [CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",
 };
 
 static const char *const command_help[CMD_COUNT] = {
-	[CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all; null)",
-	[CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
-	[CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
-	[CMD_LIST] = "             the tests and their parameters at the chosen scale",
-	[CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
-	[CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
+    [CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all; null)",
+    [CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
+    [CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
+    [CMD_LIST] = "             the tests and their parameters at the chosen scale",
+    [CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
+    [CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
 };
 
 /* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
@@ -201,7 +204,7 @@ const char *options_format_name(enum format f)
 }
 
 static void options_why(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void options_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
@@ -240,8 +243,9 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "a CPU list like 0-3,8");
 		break;
 	case OPT_NAME:
-		snprintf(buf, len, "1 to 64 letters, digits, '.', '_' or '-', not starting with "
-				   "'.' or '-'");
+		snprintf(buf, len,
+			 "1 to 64 letters, digits, '.', '_' or '-', not starting with "
+			 "'.' or '-'");
 		break;
 	default:
 		snprintf(buf, len, "a non-empty value");
@@ -388,7 +392,8 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		}
 		if (o->cmd == CMD_NONE) {
 			options_why(why, whylen,
-				    "unknown command '%s': expected run, prepare, clean, list, info or check",
+				    "unknown command '%s': expected run, prepare, clean, list, "
+				    "info or check",
 				    argv[i]);
 			return -EINVAL;
 		}
@@ -432,8 +437,9 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		char origin[64];
 
 		if (!d) {
-			options_why(why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
-				    (int)nlen, name, options_command_name(o->cmd), o->cmd ? " " : "");
+			options_why(
+			    why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
+			    (int)nlen, name, options_command_name(o->cmd), o->cmd ? " " : "");
 			return -EINVAL;
 		}
 		if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
@@ -465,7 +471,8 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 	if (o->help || o->version)
 		return 0;
 	if (o->cmd == CMD_NONE) {
-		options_why(why, whylen, "no command given: expected run, prepare, clean, list, info or check");
+		options_why(why, whylen,
+			    "no command given: expected run, prepare, clean, list, info or check");
 		return -EINVAL;
 	}
 	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO || o->cmd == CMD_CHECK) && o->ntests) {

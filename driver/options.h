@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #define OPTIONS_MAX_TESTS 32
-#define OPTIONS_MAX_CPUS 4096
+#define OPTIONS_MAX_CPUS  4096
 
 enum command {
 	CMD_NONE = 0,

@@ -9,12 +9,12 @@ static const struct {
 	int rank;
 	const char *name;
 } outcome_table[] = {
-	[OUTCOME_OK] = {0, 0, "ok"},
-	[OUTCOME_FAILED] = {1, 1, "failed"},
-	[OUTCOME_USAGE] = {2, 3, "usage"},
-	[OUTCOME_PRECONDITION] = {3, 2, "precondition"},
-	[OUTCOME_INTERRUPTED_INT] = {130, 5, "interrupted"},
-	[OUTCOME_INTERRUPTED_TERM] = {143, 4, "interrupted"},
+    [OUTCOME_OK] = {0, 0, "ok"},
+    [OUTCOME_FAILED] = {1, 1, "failed"},
+    [OUTCOME_USAGE] = {2, 3, "usage"},
+    [OUTCOME_PRECONDITION] = {3, 2, "precondition"},
+    [OUTCOME_INTERRUPTED_INT] = {130, 5, "interrupted"},
+    [OUTCOME_INTERRUPTED_TERM] = {143, 4, "interrupted"},
 };
 
 int outcome_exit_code(enum outcome o)

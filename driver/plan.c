@@ -20,45 +20,78 @@
 #define GiB (1024ull * MiB)
 
 const struct test_def plan_tests[] = {
-	{"1a", "read_from_cnode_cache", true, true, false, true},
-	{"1b", "mmap_file_in", true, true, false, true},
-	{"2", "read_from_ioserver_cache", true, true, false, true},
-	{"3", "read_from_disk", true, false, true, true},
-	{"4", "write_many_files", false, false, false, true},
-	/* Not of the spec: the driver alone, to measure its overhead and test it. */
-	{"null", "driver_overhead", false, false, false, false},
+    {"1a", "read_from_cnode_cache", true, true, false, true},
+    {"1b", "mmap_file_in", true, true, false, true},
+    {"2", "read_from_ioserver_cache", true, true, false, true},
+    {"3", "read_from_disk", true, false, true, true},
+    {"4", "write_many_files", false, false, false, true},
+    /* Not of the spec: the driver alone, to measure its overhead and test it. */
+    {"null", "driver_overhead", false, false, false, false},
 };
 const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 
 /* {count, chunk, file, passes} at spec, small and tiny scale. */
 const struct part_def plan_parts[] = {
-	{"1a", "1a", "seqread", "read the whole replica PASSES times",
-	 {{0, 0, 150 * MiB, 64}, {0, 0, 150 * MiB, 32}, {0, 0, 4 * MiB, 4}}},
-	{"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
-	 {{0, 0, 750 * MiB, 16}, {0, 0, 750 * MiB, 8}, {0, 0, 8 * MiB, 2}}},
-	{"2a", "2", "randread", "N random aligned reads of M",
-	 {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
-	{"2b", "2", "randread", "N random aligned reads of M",
-	 {{150, 1 * MiB, 4 * GiB, 0}, {150, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-	{"2c", "2", "randread", "N random aligned reads of M",
-	 {{1, 128 * MiB, 4 * GiB, 0}, {1, 128 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-	{"3a", "3", "randread", "N random aligned reads of M",
-	 {{80, 1 * MiB, 512 * GiB, 0}, {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-	{"3b", "3", "randread", "N random aligned reads of M",
-	 {{1, 96 * MiB, 512 * GiB, 0}, {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-	{"4a", "4", "manyfiles", "write N new files of M",
-	 {{1200, 4 * KiB, 0, 0}, {1200, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
-	{"4b", "4", "manyfiles", "write N new files of M",
-	 {{60, 1 * MiB, 0, 0}, {60, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
-	{"4c", "4", "manyfiles", "write N new files of M",
-	 {{1, 64 * MiB, 0, 0}, {1, 64 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
-	{"null", "null", "null", "N operations that do no I/O (driver overhead)",
-	 {{100000, 0, 0, 0}, {100000, 0, 0, 0}, {1000, 0, 0, 0}}},
+    {"1a",
+     "1a",
+     "seqread",
+     "read the whole replica PASSES times",
+     {{0, 0, 150 * MiB, 64}, {0, 0, 150 * MiB, 32}, {0, 0, 4 * MiB, 4}}},
+    {"1b",
+     "1b",
+     "mmaptouch",
+     "mmap the replica and touch every page, PASSES times",
+     {{0, 0, 750 * MiB, 16}, {0, 0, 750 * MiB, 8}, {0, 0, 8 * MiB, 2}}},
+    {"2a",
+     "2",
+     "randread",
+     "N random aligned reads of M",
+     {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
+    {"2b",
+     "2",
+     "randread",
+     "N random aligned reads of M",
+     {{150, 1 * MiB, 4 * GiB, 0}, {150, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+    {"2c",
+     "2",
+     "randread",
+     "N random aligned reads of M",
+     {{1, 128 * MiB, 4 * GiB, 0}, {1, 128 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+    {"3a",
+     "3",
+     "randread",
+     "N random aligned reads of M",
+     {{80, 1 * MiB, 512 * GiB, 0}, {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+    {"3b",
+     "3",
+     "randread",
+     "N random aligned reads of M",
+     {{1, 96 * MiB, 512 * GiB, 0}, {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+    {"4a",
+     "4",
+     "manyfiles",
+     "write N new files of M",
+     {{1200, 4 * KiB, 0, 0}, {1200, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
+    {"4b",
+     "4",
+     "manyfiles",
+     "write N new files of M",
+     {{60, 1 * MiB, 0, 0}, {60, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
+    {"4c",
+     "4",
+     "manyfiles",
+     "write N new files of M",
+     {{1, 64 * MiB, 0, 0}, {1, 64 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
+    {"null",
+     "null",
+     "null",
+     "N operations that do no I/O (driver overhead)",
+     {{100000, 0, 0, 0}, {100000, 0, 0, 0}, {1000, 0, 0, 0}}},
 };
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
 static void plan_why(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void plan_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
@@ -119,11 +152,12 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 			pt = &plan->tests[i];
 			break;
 		}
-dup:
-		plan_why(why, whylen,
-			 "%s is named more than once (or with its test): expected each test or part "
-			 "once, like 2 or 2a 2c",
-			 only ? only->name : t->name);
+	dup:
+		plan_why(
+		    why, whylen,
+		    "%s is named more than once (or with its test): expected each test or part "
+		    "once, like 2 or 2a 2c",
+		    only ? only->name : t->name);
 		return -EINVAL;
 	}
 	if (!pt) {
@@ -181,15 +215,16 @@ static int plan_overrides(const struct options *o, struct plan *plan, char *why,
 		}
 		if (o->set_passes) {
 			if (!pp->p.passes) {
-				plan_why(why, whylen, "--passes applies to 1a and 1b, not %s", name);
+				plan_why(why, whylen, "--passes applies to 1a and 1b, not %s",
+					 name);
 				return -EINVAL;
 			}
 			pp->p.passes = o->passes;
 		}
 		if (o->set_file_size) {
 			if (!pp->p.file) {
-				plan_why(why, whylen, "--file-size does not apply to %s (no replica)",
-					 name);
+				plan_why(why, whylen,
+					 "--file-size does not apply to %s (no replica)", name);
 				return -EINVAL;
 			}
 			pp->p.file = o->file_size;
@@ -231,7 +266,8 @@ static int plan_check(const struct options *o, struct plan *plan, char *why, siz
 			return -EINVAL;
 		}
 		if (o->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
-			plan_why(why, whylen, "%s: --verify needs a chunk that is a multiple of 4 KiB",
+			plan_why(why, whylen,
+				 "%s: --verify needs a chunk that is a multiple of 4 KiB",
 				 pp->def->name);
 			return -EINVAL;
 		}
@@ -252,7 +288,8 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 {
 	memset(plan, 0, sizeof(*plan));
 	if (o->ntests == 0) {
-		plan_why(why, whylen, "name at least one test: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
+		plan_why(why, whylen,
+			 "name at least one test: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < o->ntests; i++) {
@@ -282,7 +319,8 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 		}
 		if (!t) {
 			plan_why(why, whylen,
-				 "unknown test '%s': expected 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all null",
+				 "unknown test '%s': expected 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c "
+				 "all null",
 				 name);
 			return -EINVAL;
 		}

@@ -28,12 +28,12 @@ struct part_def {
 };
 
 struct test_def {
-	const char *name;      /* "2" */
-	const char *title;     /* the spec's name: "read_from_ioserver_cache" */
-	bool has_replica;      /* reads a replica (1a, 1b, 2, 3) */
-	bool recreate;	       /* its replica is deleted and recreated between repetitions */
-	bool needs_prepare;    /* at spec scale the replica must exist already (test 3) */
-	bool in_all;	       /* part of `run all` (the spec's tests; not the null test) */
+	const char *name;   /* "2" */
+	const char *title;  /* the spec's name: "read_from_ioserver_cache" */
+	bool has_replica;   /* reads a replica (1a, 1b, 2, 3) */
+	bool recreate;	    /* its replica is deleted and recreated between repetitions */
+	bool needs_prepare; /* at spec scale the replica must exist already (test 3) */
+	bool in_all;	    /* part of `run all` (the spec's tests; not the null test) */
 };
 
 #define PLAN_MAX_PARTS 16
@@ -46,10 +46,10 @@ struct plan_part {
 
 struct plan_test {
 	const struct test_def *def;
-	uint64_t file;		/* replica size (0 for test 4) */
-	char replica[64];	/* replica file name in --dir, "" for test 4 */
-	size_t first, nparts;	/* its parts: plan.parts[first .. first+nparts-1] */
-	bool partial;		/* named by its parts ("2b"), not as a whole */
+	uint64_t file;	      /* replica size (0 for test 4) */
+	char replica[64];     /* replica file name in --dir, "" for test 4 */
+	size_t first, nparts; /* its parts: plan.parts[first .. first+nparts-1] */
+	bool partial;	      /* named by its parts ("2b"), not as a whole */
 };
 
 struct plan {

@@ -75,9 +75,11 @@ void run_install_signals(void)
 const char *run_status_name(enum part_status s)
 {
 	static const char *const names[] = {
-		[PART_OK] = "ok",	    [PART_LATE] = "late",
-		[PART_FAILED] = "failed",   [PART_SKIPPED] = "skipped",
-		[PART_INTERRUPTED] = "interrupted",
+	    [PART_OK] = "ok",
+	    [PART_LATE] = "late",
+	    [PART_FAILED] = "failed",
+	    [PART_SKIPPED] = "skipped",
+	    [PART_INTERRUPTED] = "interrupted",
 	};
 	return names[s];
 }
@@ -101,8 +103,8 @@ void run_error(struct node_result *res, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	run_note(LOG_ERR, res->errors, &res->nerrors,
-		 sizeof(res->errors) / sizeof(res->errors[0]), fmt, ap);
+	run_note(LOG_ERR, res->errors, &res->nerrors, sizeof(res->errors) / sizeof(res->errors[0]),
+		 fmt, ap);
 	va_end(ap);
 }
 
@@ -240,10 +242,10 @@ struct run_shared {
 	uint64_t node_hash;
 	const struct bench_ops *ops; /* NULL: quit */
 	struct bench_params params;
-	uint64_t stream;	/* mixes part and repetition into the seed */
-	double start_at;	/* T of the part */
-	char run_tag[48];	/* run tag and repetition, in the names of created files */
-	bool skip_run;		/* threads set up and tear down but do not run */
+	uint64_t stream;  /* mixes part and repetition into the seed */
+	double start_at;  /* T of the part */
+	char run_tag[48]; /* run tag and repetition, in the names of created files */
+	bool skip_run;	  /* threads set up and tear down but do not run */
 };
 
 struct run_thread {
@@ -403,8 +405,9 @@ static void run_progress_tick(void *arg)
 	st->progress_at = now;
 	st->progress_bytes = bytes;
 	log_status("%s rep %u: %.0f s, %s, %llu ops, %s, %zu/%zu threads done", pr->pp->def->name,
-		   pr->repetition, elapsed, size_format(bytes, a, sizeof(a)), (unsigned long long)ops,
-		   size_format_rate(rate, b, sizeof(b)), done, st->s.nthreads);
+		   pr->repetition, elapsed, size_format(bytes, a, sizeof(a)),
+		   (unsigned long long)ops, size_format_rate(rate, b, sizeof(b)), done,
+		   st->s.nthreads);
 	st->progress_shown = true;
 }
 
@@ -508,9 +511,9 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 	if (rc && rc != -ENOENT) {
 		snprintf(tr->error, sizeof(tr->error), "replica '%s/%s': %s", res->dir, pt->replica,
 			 rc == -EINVAL || rc == -EISDIR
-				 ? "not a regular file (a symbolic link, a directory, a FIFO...): "
-				   "refusing to use or replace it"
-				 : strerror(-rc));
+			     ? "not a regular file (a symbolic link, a directory, a FIFO...): "
+			       "refusing to use or replace it"
+			     : strerror(-rc));
 		run_error(res, "test %s: %s", pt->def->name, tr->error);
 		return OUTCOME_PRECONDITION;
 	}
@@ -550,8 +553,7 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 		if (rc == 0 && info.ours && info.size == pt->file) {
 			log_warn("test %s: replica '%s' was created at the same time by another "
 				 "process: using theirs, this one's copy was discarded",
-				 pt->def->name,
-				 pt->replica);
+				 pt->def->name, pt->replica);
 			tr->generation = info.generation;
 			return OUTCOME_OK;
 		}
@@ -622,9 +624,9 @@ static void run_clock_step(struct run_state *st, struct part_result *pr, double 
 			   uint64_t first_mono)
 {
 	double total = (st->wall1 - st->wall0) - (double)(int64_t)(st->mono1 - st->mono0) / 1e9;
-	double before = first_mono ? (first_at - st->wall0) -
-					 (double)(int64_t)(first_mono - st->mono0) / 1e9
-				   : total;
+	double before =
+	    first_mono ? (first_at - st->wall0) - (double)(int64_t)(first_mono - st->mono0) / 1e9
+		       : total;
 	bool in_wait = fabs(before) >= RUN_STEP_MIN_S;
 
 	if (!in_wait && fabs(total) < RUN_STEP_MIN_S)
@@ -696,8 +698,8 @@ static void run_aggregate(struct run_state *st, struct part_result *pr)
 		 * epoch seconds taken within microseconds of each other (doubles resolve 0.24 us).
 		 */
 		double lead_wall = first_at - pr->start_at;
-		double lead_mono = (double)(int64_t)(first_mono - st->mono0) / 1e9 -
-				   (pr->start_at - st->wall0);
+		double lead_mono =
+		    (double)(int64_t)(first_mono - st->mono0) / 1e9 - (pr->start_at - st->wall0);
 		double lead = lead_wall < lead_mono ? lead_wall : lead_mono;
 
 		if (lead < 0)
@@ -850,7 +852,8 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 			enum outcome tout = OUTCOME_OK;
 
 			tr->pt = pt;
-			/* --repetition numbers the first one: a launcher runs one per invocation. */
+			/* --repetition numbers the first one: a launcher runs one per invocation.
+			 */
 			tr->repetition = (unsigned)(o->repetition + rep - 1);
 			tr->first_part = res->nparts;
 			if (run_signal || st.abort_rest) {
@@ -879,8 +882,9 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 				__atomic_store_n(&run_stop, 0, __ATOMIC_RELAXED);
 			}
 			if (tout != OUTCOME_OK && tr->status < PART_FAILED)
-				tr->status = tout == OUTCOME_PRECONDITION && !tr->nparts ? PART_SKIPPED
-											  : PART_FAILED;
+				tr->status = tout == OUTCOME_PRECONDITION && !tr->nparts
+						 ? PART_SKIPPED
+						 : PART_FAILED;
 			if (run_signal)
 				tr->status = PART_INTERRUPTED;
 			out = outcome_worse(out, tout);

@@ -37,7 +37,7 @@ struct thread_result {
 struct part_result {
 	const struct plan_part *pp;
 	const struct plan_test *pt;
-	unsigned repetition; /* 1-based */
+	unsigned repetition;		/* 1-based */
 	char file[BENCH_PATH_MAX + 80]; /* dir (< BENCH_PATH_MAX) + "/" + replica name (< 64) */
 	uint64_t generation;
 	uint64_t xfer;
@@ -49,10 +49,11 @@ struct part_result {
 	double release_spread_s;
 	struct stats_summary thread_time;
 	uint64_t bytes, ops, pages, files, retries;
-	double residency; /* fraction of the replica in this node's page cache at the release, <0 n/a */
+	double residency; /* fraction of the replica in this node's page cache at the release, <0
+			     n/a */
 	bool verified, fsync;
 	enum part_status status;
-	char error[600]; /* first error, one line */
+	char error[600];   /* first error, one line */
 	struct hist *hist; /* merged over threads */
 	struct thread_result *threads;
 	size_t nthreads;
@@ -63,7 +64,7 @@ struct test_result {
 	unsigned repetition;
 	double result_s; /* sum of its parts' node times */
 	enum part_status status;
-	bool prepared;	   /* the replica was created by this run (untimed) */
+	bool prepared; /* the replica was created by this run (untimed) */
 	double prepare_s;
 	uint64_t generation;
 	size_t first_part, nparts; /* its parts in node_result.parts */
@@ -114,7 +115,7 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 void run_error(struct node_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record a warning line in res (and log it). */
 void run_warning(struct node_result *res, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 void run_result_free(struct node_result *res);
 

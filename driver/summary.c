@@ -136,9 +136,12 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 
 			if (pr->residency >= 0)
 				snprintf(cache, sizeof(cache), "%.0f%%", pr->residency * 100.0);
-			fprintf(f, "%-4s %-4s %3u %-7s %10s %10s %10s %10s %13s %10.0f %10s %10s %9s %6s\n",
+			fprintf(f,
+				"%-4s %-4s %3u %-7s %10s %10s %10s %10s %13s %10.0f %10s %10s %9s "
+				"%6s\n",
 				tr->pt->def->name, pr->pp->def->name, tr->repetition,
-				run_status_name(pr->status), summary_time(pr->node_time_s, a, sizeof(a)),
+				run_status_name(pr->status),
+				summary_time(pr->node_time_s, a, sizeof(a)),
 				summary_time(pr->thread_time.min, b, sizeof(b)),
 				summary_time(pr->thread_time.median, c, sizeof(c)),
 				summary_time(pr->thread_time.max, d, sizeof(d)),
@@ -171,15 +174,17 @@ void summary_csv(const struct node_result *res, FILE *f)
 		uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
 		uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
 
-		fprintf(f, "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu,%.1f,%.1f,%.9f,%.9f,%.4f,"
-			   "%.6f\n",
-			res->node, pr->pt->def->name, pr->repetition, pr->pp->def->name,
-			run_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
-			pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
-			(unsigned long long)pr->bytes, (unsigned long long)pr->ops,
-			summary_rate(pr->bytes, pr->node_time_s),
-			summary_rate(pr->ops, pr->node_time_s), (double)p50 / 1e9,
-			(double)p99 / 1e9, pr->residency, pr->start_at);
+		fprintf(
+		    f,
+		    "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu,%.1f,%.1f,%.9f,%.9f,%.4f,"
+		    "%.6f\n",
+		    res->node, pr->pt->def->name, pr->repetition, pr->pp->def->name,
+		    run_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
+		    pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
+		    (unsigned long long)pr->bytes, (unsigned long long)pr->ops,
+		    summary_rate(pr->bytes, pr->node_time_s),
+		    summary_rate(pr->ops, pr->node_time_s), (double)p50 / 1e9, (double)p99 / 1e9,
+		    pr->residency, pr->start_at);
 	}
 }
 
@@ -255,7 +260,8 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 		double q;
 	} qs[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}};
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
-		json_kv_double(j, qs[i].name, pr->hist ? (double)hist_quantile(pr->hist, qs[i].q) / 1e9 : 0);
+		json_kv_double(j, qs[i].name,
+			       pr->hist ? (double)hist_quantile(pr->hist, qs[i].q) / 1e9 : 0);
 	json_kv_double(j, "max", pr->hist ? (double)pr->hist->max_ns / 1e9 : 0);
 	json_object_end(j);
 	if (pr->hist)
@@ -381,9 +387,10 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_kv_string(&j, "status", res->outcome == OUTCOME_OK ? "ok"
-				     : res->outcome >= OUTCOME_INTERRUPTED_INT ? "interrupted"
-									      : "failed");
+	json_kv_string(&j, "status",
+		       res->outcome == OUTCOME_OK		 ? "ok"
+		       : res->outcome >= OUTCOME_INTERRUPTED_INT ? "interrupted"
+								 : "failed");
 	json_kv_int(&j, "exit_code", outcome_exit_code(res->outcome));
 	json_key(&j, "errors");
 	json_array_begin(&j);
@@ -438,8 +445,8 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		e = errno;
-		snprintf(why, whylen, "--out '%s': cannot create a file in directory '%s': %s", path,
-			 dir, strerror(e));
+		snprintf(why, whylen, "--out '%s': cannot create a file in directory '%s': %s",
+			 path, dir, strerror(e));
 		return -e;
 	}
 	close(fd);

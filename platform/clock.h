@@ -24,8 +24,8 @@ uint64_t clock_mono_ns(void);
 double clock_wait_until(double at, double spin_s, const volatile int *stop);
 
 struct clock_ntp {
-	bool synchronized;   /* the kernel's STA_UNSYNC is clear and adjtimex reports TIME_OK-ish */
-	int state;	     /* ntp_adjtime's return value (TIME_OK, TIME_ERROR, ...) */
+	bool synchronized; /* the kernel's STA_UNSYNC is clear and adjtimex reports TIME_OK-ish */
+	int state;	   /* ntp_adjtime's return value (TIME_OK, TIME_ERROR, ...) */
 	long maxerror_us;
 	long esterror_us;
 	char clocksource[32]; /* /sys/.../current_clocksource, or "" */

@@ -313,10 +313,10 @@ int fs_drop_cache(int fd)
 bool fs_writes_in_parallel(int fd)
 {
 	static const unsigned long parallel[] = {
-		0x0BD00BD0UL, /* Lustre */
-		0x47504653UL, /* GPFS */
-		0x00C36400UL, /* CephFS */
-		0x19830326UL, /* BeeGFS */
+	    0x0BD00BD0UL, /* Lustre */
+	    0x47504653UL, /* GPFS */
+	    0x00C36400UL, /* CephFS */
+	    0x19830326UL, /* BeeGFS */
 	};
 	struct statfs sf;
 

@@ -12,12 +12,12 @@
 #include <sys/types.h>
 
 struct fs_info {
-	char type[32];	     /* "ext4", "fuse.sshfs", "nfs4", "lustre", ... */
-	char source[256];    /* mount source: "/dev/vda", "server:/stage", ... */
-	char options[256];   /* super options and mount options */
+	char type[32];	   /* "ext4", "fuse.sshfs", "nfs4", "lustre", ... */
+	char source[256];  /* mount source: "/dev/vda", "server:/stage", ... */
+	char options[256]; /* super options and mount options */
 	char mountpoint[256];
 	uint64_t bytes_total;
-	uint64_t bytes_free; /* available to this user */
+	uint64_t bytes_free;  /* available to this user */
 	uint64_t inodes_free; /* 0 when the filesystem does not count inodes */
 	uint64_t inodes_total;
 	unsigned long block_size;

@@ -11,10 +11,10 @@
 
 #include <stdint.h>
 
-#define HIST_SUB_BITS 7
+#define HIST_SUB_BITS  7
 #define HIST_SUB_COUNT (1u << HIST_SUB_BITS)
-#define HIST_MAX_BITS 44 /* values up to 2^44 ns (about 4.9 hours); larger ones are clamped */
-#define HIST_BUCKETS ((HIST_MAX_BITS - HIST_SUB_BITS + 1) * HIST_SUB_COUNT)
+#define HIST_MAX_BITS  44 /* values up to 2^44 ns (about 4.9 hours); larger ones are clamped */
+#define HIST_BUCKETS   ((HIST_MAX_BITS - HIST_SUB_BITS + 1) * HIST_SUB_COUNT)
 
 struct hist {
 	uint64_t count;

@@ -16,15 +16,15 @@ enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(enum log_level level, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 
 /* A one-line live status on stderr (a terminal), rewritten in place; cleared by the second. */
 void log_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_status_clear(void);
 
-#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_err(...)   log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 #endif

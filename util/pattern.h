@@ -18,7 +18,7 @@ struct pattern_header {
 	uint64_t magic;
 	uint64_t generation;
 	uint64_t offset; /* byte offset of this block in its file */
-	uint64_t check;  /* magic ^ generation ^ offset, scrambled */
+	uint64_t check;	 /* magic ^ generation ^ offset, scrambled */
 };
 
 /*
@@ -43,7 +43,7 @@ int pattern_check(const void *block, uint64_t gen, uint64_t off, uint64_t *found
  * Check every block header of buf (len a multiple of PATTERN_BLOCK, starting at file offset
  * off). On failure *bad_off gets the file offset of the first bad block.
  */
-int pattern_check_range(const void *buf, size_t len, uint64_t gen, uint64_t off,
-			uint64_t *bad_off, uint64_t *found_gen);
+int pattern_check_range(const void *buf, size_t len, uint64_t gen, uint64_t off, uint64_t *bad_off,
+			uint64_t *found_gen);
 
 #endif

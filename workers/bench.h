@@ -19,44 +19,44 @@
 
 /* The first error of a thread, as the driver will report it. */
 struct bench_error {
-	int errnum;		   /* errno value; EBADMSG/ESTALE for verification, EIO for short I/O */
-	char op[16];		   /* "open", "read", "mmap", "touch", "verify", "write", ... */
+	int errnum;  /* errno value; EBADMSG/ESTALE for verification, EIO for short I/O */
+	char op[16]; /* "open", "read", "mmap", "touch", "verify", "write", ... */
 	char path[BENCH_PATH_MAX]; /* the file concerned */
 	bool has_offset;
-	uint64_t offset;	   /* byte offset in that file */
-	bool has_generation;	   /* verification failures: what was expected and found */
+	uint64_t offset;     /* byte offset in that file */
+	bool has_generation; /* verification failures: what was expected and found */
 	uint64_t expected_gen;
 	uint64_t found_gen;
 };
 
 /* One part's parameters, decided before the release and shared read-only by all threads. */
 struct bench_params {
-	const char *part;	/* "2a" */
-	const char *path;	/* the replica read by this part (read kinds) */
-	const char *dir;	/* the working directory, for messages and created files */
-	int dirfd;		/* an fd of dir, for kinds that create files */
-	const char *node;	/* node name, part of created file names */
-	const char *run_tag;	/* unique per process ("p12345"), part of created file names */
-	uint64_t count;		/* N: chunks (random reads) or files (many files) */
-	uint64_t chunk;		/* M: chunk or file size */
-	uint64_t file_bytes;	/* F: size of the replica */
-	uint64_t passes;	/* passes over the replica (1a, 1b) */
-	uint64_t xfer;		/* largest single read or write */
-	uint64_t generation;	/* of the replica read (for --verify), or of the files written */
+	const char *part;    /* "2a" */
+	const char *path;    /* the replica read by this part (read kinds) */
+	const char *dir;     /* the working directory, for messages and created files */
+	int dirfd;	     /* an fd of dir, for kinds that create files */
+	const char *node;    /* node name, part of created file names */
+	const char *run_tag; /* unique per process ("p12345"), part of created file names */
+	uint64_t count;	     /* N: chunks (random reads) or files (many files) */
+	uint64_t chunk;	     /* M: chunk or file size */
+	uint64_t file_bytes; /* F: size of the replica */
+	uint64_t passes;     /* passes over the replica (1a, 1b) */
+	uint64_t xfer;	     /* largest single read or write */
+	uint64_t generation; /* of the replica read (for --verify), or of the files written */
 	long page_size;
-	bool verify;		/* check block headers of what is read */
-	bool fsync;		/* fsync each created file before close */
-	bool keep;		/* keep created files after the part */
+	bool verify; /* check block headers of what is read */
+	bool fsync;  /* fsync each created file before close */
+	bool keep;   /* keep created files after the part */
 };
 
 struct bench_ctx {
 	const struct bench_params *p;
-	unsigned thread;	   /* thread index on this node */
-	struct prng rng;	   /* seeded from (seed, node, thread) by the driver */
-	void *buf;		   /* p->xfer bytes, page aligned, touched by the driver before the release */
-	struct hist *lat;	   /* per-operation latency, owned by the driver */
-	const volatile int *stop;  /* non-zero: another thread failed or a signal came; stop soon */
-	void *priv;		   /* kind-private state between setup, run and teardown */
+	unsigned thread; /* thread index on this node */
+	struct prng rng; /* seeded from (seed, node, thread) by the driver */
+	void *buf;	 /* p->xfer bytes, page aligned, touched by the driver before the release */
+	struct hist *lat;	  /* per-operation latency, owned by the driver */
+	const volatile int *stop; /* non-zero: another thread failed or a signal came; stop soon */
+	void *priv;		  /* kind-private state between setup, run and teardown */
 
 	/* Results, written by the thread that owns the context. */
 	uint64_t bytes;		/* bytes read or written in the timed window */

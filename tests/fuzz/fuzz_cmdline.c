@@ -79,16 +79,19 @@ static void fuzz_check_plan(const struct options *o, const struct plan *p)
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct plan_test *t = &p->tests[i];
 
-		if (!t->def || t->first != next || t->nparts == 0 || t->first + t->nparts > p->nparts)
+		if (!t->def || t->first != next || t->nparts == 0 ||
+		    t->first + t->nparts > p->nparts)
 			fuzz_fail("a test's parts are not the next ones of the plan", "");
 		next += t->nparts;
 		for (size_t k = t->first; k < t->first + t->nparts; k++) {
 			if (strcmp(p->parts[k].def->test, t->def->name) != 0)
-				fuzz_fail("a part is filed under another test", p->parts[k].def->name);
+				fuzz_fail("a part is filed under another test",
+					  p->parts[k].def->name);
 		}
 		if (!t->def->has_replica) {
 			if (t->replica[0])
-				fuzz_fail("a test without replica has a replica name", t->def->name);
+				fuzz_fail("a test without replica has a replica name",
+					  t->def->name);
 			continue;
 		}
 		if (t->file == 0 || t->file % PATTERN_BLOCK)

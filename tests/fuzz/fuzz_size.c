@@ -36,13 +36,26 @@ static bool fuzz_digit(char c)
 static int fuzz_unit_shift(char c)
 {
 	switch (c) {
-	case 'k': case 'K': return 10;
-	case 'm': case 'M': return 20;
-	case 'g': case 'G': return 30;
-	case 't': case 'T': return 40;
-	case 'p': case 'P': return 50;
-	case 'e': case 'E': return 60;
-	default: return -1;
+	case 'k':
+	case 'K':
+		return 10;
+	case 'm':
+	case 'M':
+		return 20;
+	case 'g':
+	case 'G':
+		return 30;
+	case 't':
+	case 'T':
+		return 40;
+	case 'p':
+	case 'P':
+		return 50;
+	case 'e':
+	case 'E':
+		return 60;
+	default:
+		return -1;
 	}
 }
 

@@ -13,30 +13,30 @@
 static int check_passed;
 static int check_failed;
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (cond) {                                                                \
-			check_passed++;                                                    \
-		} else {                                                                   \
-			check_failed++;                                                    \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			check_passed++;                                                            \
+		} else {                                                                           \
+			check_failed++;                                                            \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_MSG(cond, ...)                                                               \
-	do {                                                                               \
-		if (cond) {                                                                \
-			check_passed++;                                                    \
-		} else {                                                                   \
-			check_failed++;                                                    \
-			fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-		}                                                                          \
+#define CHECK_MSG(cond, ...)                                                                       \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			check_passed++;                                                            \
+		} else {                                                                           \
+			check_failed++;                                                            \
+			fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_U64(a, b)                                                                    \
-	CHECK_MSG((uint64_t)(a) == (uint64_t)(b), "%" PRIu64 " != %" PRIu64, (uint64_t)(a),     \
+#define CHECK_U64(a, b)                                                                            \
+	CHECK_MSG((uint64_t)(a) == (uint64_t)(b), "%" PRIu64 " != %" PRIu64, (uint64_t)(a),        \
 		  (uint64_t)(b))
 #define CHECK_STR(a, b) CHECK_MSG(strcmp((a), (b)) == 0, "'%s' != '%s'", (a), (b))
 

@@ -77,7 +77,8 @@ int main(void)
 			fflush(stderr);
 			dup2(fileno(tmp), 2);
 			log_set_level(LOG_WARN);
-			log_err("--node '%s' is not valid", "a\nb\tc\x01" "d\x7f\xc3\xa9");
+			log_err("--node '%s' is not valid", "a\nb\tc\x01"
+							    "d\x7f\xc3\xa9");
 			fflush(stderr);
 			dup2(saved, 2);
 			close(saved);
@@ -86,8 +87,9 @@ int main(void)
 			fclose(tmp);
 		}
 		text[n] = '\0';
-		CHECK_MSG(strcmp(text, "stagebench: error: --node 'a\\nb\\tc\\x01d\\x7f\xc3\xa9' is "
-				       "not valid\n") == 0,
+		CHECK_MSG(strcmp(text,
+				 "stagebench: error: --node 'a\\nb\\tc\\x01d\\x7f\xc3\xa9' is "
+				 "not valid\n") == 0,
 			  "escaped: '%s'", text);
 	}
 

@@ -30,38 +30,44 @@ static int parse(const char *const *args, struct options *o, char *why, size_t l
 }
 
 static const struct opt_case cases[] = {
-	{{"run", "1a", NULL}, 1, NULL},
-	{{"run", "1a", "--xfer", "4k", NULL}, 1, NULL},
-	{{"run", "1a", "--xfer=256KiB", NULL}, 1, NULL},
-	{{"run", "1a", "--xfer", "1.5.3M", NULL}, 0, "--xfer '1.5.3M' is malformed: expected a size"},
-	{{"run", "1a", "--xfer", "-4k", NULL}, 0, "--xfer '-4k' is malformed"},
-	{{"run", "1a", "--xfer", "4q", NULL}, 0, "--xfer '4q' is malformed"},
-	{{"run", "1a", "--xfer", "", NULL}, 0, "--xfer '' is malformed"},
-	{{"run", "1a", "--xfer", "99999999999999999999", NULL}, 0, "out of range"},
-	{{"run", "1a", "--xfer", "2k", NULL}, 0, "--xfer '2k' is out of range: expected a size from 4 KiB"},
-	{{"run", "1a", "--xfer", NULL}, 0, "--xfer needs a value"},
-	{{"run", "1a", "--threads", "0", NULL}, 0, "--threads '0' is out of range: expected a whole number from 1"},
-	{{"run", "1a", "--threads", "2x", NULL}, 0, "--threads '2x' is malformed"},
-	{{"run", "1a", "--repeat", "0", NULL}, 0, "--repeat '0' is out of range"},
-	{{"run", "1a", "--start-in", "-1", NULL}, 0, "--start-in '-1' is malformed"},
-	{{"run", "1a", "--start-in", "nan", NULL}, 0, "--start-in 'nan' is malformed"},
-	{{"run", "1a", "--start-in", "1", "--start-at", "1800000000", NULL}, 0, "exclude each other"},
-	{{"run", "1a", "--scale", "big", NULL}, 0, "--scale 'big' is not known: expected one of spec|small|tiny"},
-	{{"run", "1a", "--format", "xml", NULL}, 0, "expected one of text|json|csv"},
-	{{"run", "1a", "--cpus", "0-3,2", NULL}, 0, "--cpus '0-3,2' is malformed"},
-	{{"run", "1a", "--cpus", "0-3", "--threads", "2", NULL}, 0, "disagrees with --cpus"},
-	{{"run", "1a", "--cpus", "0-1", "--threads", "2", NULL}, 1, NULL},
-	{{"run", "1a", "--verify=yes", NULL}, 0, "--verify takes no value"},
-	{{"run", "1a", "--bogus", NULL}, 0, "unknown option '--bogus' (see stagebench run --help)"},
-	{{"run", "1a", "-x", NULL}, 0, "unknown option '-x'"},
-	{{"list", "--verify", NULL}, 0, "option --verify does not apply to 'list'"},
-	{{"list", "1a", NULL}, 0, "'list' takes no test names"},
-	{{"walk", NULL}, 0, "unknown command 'walk'"},
-	{{NULL}, 0, "no command given"},
-	{{"--help", NULL}, 1, NULL},
-	{{"--version", NULL}, 1, NULL},
-	{{"run", "--quiet", "--verbose", "1a", NULL}, 0, "exclude each other"},
-	{{"run", "--", "--1a", NULL}, 1, NULL},
+    {{"run", "1a", NULL}, 1, NULL},
+    {{"run", "1a", "--xfer", "4k", NULL}, 1, NULL},
+    {{"run", "1a", "--xfer=256KiB", NULL}, 1, NULL},
+    {{"run", "1a", "--xfer", "1.5.3M", NULL}, 0, "--xfer '1.5.3M' is malformed: expected a size"},
+    {{"run", "1a", "--xfer", "-4k", NULL}, 0, "--xfer '-4k' is malformed"},
+    {{"run", "1a", "--xfer", "4q", NULL}, 0, "--xfer '4q' is malformed"},
+    {{"run", "1a", "--xfer", "", NULL}, 0, "--xfer '' is malformed"},
+    {{"run", "1a", "--xfer", "99999999999999999999", NULL}, 0, "out of range"},
+    {{"run", "1a", "--xfer", "2k", NULL},
+     0,
+     "--xfer '2k' is out of range: expected a size from 4 KiB"},
+    {{"run", "1a", "--xfer", NULL}, 0, "--xfer needs a value"},
+    {{"run", "1a", "--threads", "0", NULL},
+     0,
+     "--threads '0' is out of range: expected a whole number from 1"},
+    {{"run", "1a", "--threads", "2x", NULL}, 0, "--threads '2x' is malformed"},
+    {{"run", "1a", "--repeat", "0", NULL}, 0, "--repeat '0' is out of range"},
+    {{"run", "1a", "--start-in", "-1", NULL}, 0, "--start-in '-1' is malformed"},
+    {{"run", "1a", "--start-in", "nan", NULL}, 0, "--start-in 'nan' is malformed"},
+    {{"run", "1a", "--start-in", "1", "--start-at", "1800000000", NULL}, 0, "exclude each other"},
+    {{"run", "1a", "--scale", "big", NULL},
+     0,
+     "--scale 'big' is not known: expected one of spec|small|tiny"},
+    {{"run", "1a", "--format", "xml", NULL}, 0, "expected one of text|json|csv"},
+    {{"run", "1a", "--cpus", "0-3,2", NULL}, 0, "--cpus '0-3,2' is malformed"},
+    {{"run", "1a", "--cpus", "0-3", "--threads", "2", NULL}, 0, "disagrees with --cpus"},
+    {{"run", "1a", "--cpus", "0-1", "--threads", "2", NULL}, 1, NULL},
+    {{"run", "1a", "--verify=yes", NULL}, 0, "--verify takes no value"},
+    {{"run", "1a", "--bogus", NULL}, 0, "unknown option '--bogus' (see stagebench run --help)"},
+    {{"run", "1a", "-x", NULL}, 0, "unknown option '-x'"},
+    {{"list", "--verify", NULL}, 0, "option --verify does not apply to 'list'"},
+    {{"list", "1a", NULL}, 0, "'list' takes no test names"},
+    {{"walk", NULL}, 0, "unknown command 'walk'"},
+    {{NULL}, 0, "no command given"},
+    {{"--help", NULL}, 1, NULL},
+    {{"--version", NULL}, 1, NULL},
+    {{"run", "--quiet", "--verbose", "1a", NULL}, 0, "exclude each other"},
+    {{"run", "--", "--1a", NULL}, 1, NULL},
 };
 
 static void test_table(void)
@@ -72,19 +78,19 @@ static void test_table(void)
 		int rc = parse(cases[i].argv, &o, why, sizeof(why));
 
 		CHECK_MSG((rc == 0) == (cases[i].ok == 1), "case %zu (%s %s): rc %d, why '%s'", i,
-			  cases[i].argv[0] ? cases[i].argv[0] : "", cases[i].argv[1] ? cases[i].argv[1] : "",
-			  rc, why);
+			  cases[i].argv[0] ? cases[i].argv[0] : "",
+			  cases[i].argv[1] ? cases[i].argv[1] : "", rc, why);
 		if (!cases[i].ok && cases[i].why)
-			CHECK_MSG(strstr(why, cases[i].why) != NULL, "case %zu: '%s' lacks '%s'", i, why,
-				  cases[i].why);
+			CHECK_MSG(strstr(why, cases[i].why) != NULL, "case %zu: '%s' lacks '%s'", i,
+				  why, cases[i].why);
 	}
 }
 
 static void test_defaults_and_values(void)
 {
-	static const char *const args[] = {"run",      "2b",	  "--xfer",   "256k", "--threads", "2",
-					   "--start-in", "0.25", "--seed", "42",	"--scale",   "tiny",
-					   "--verify", NULL};
+	static const char *const args[] = {
+	    "run",  "2b",     "--xfer", "256k",	   "--threads", "2",	    "--start-in",
+	    "0.25", "--seed", "42",	"--scale", "tiny",	"--verify", NULL};
 	struct options o;
 	char why[512];
 
@@ -148,9 +154,9 @@ static void test_help(void)
 
 	options_help(CMD_NONE, f);
 	fclose(f);
-	static const char *const want[] = {"--dir DIR",	   "--scale SCALE", "--threads N",
-					   "--cpus LIST",  "--start-at",    "[default: 5]",
-					   "[env: STAGEBENCH_DIR]", "spec|small|tiny", "exit status"};
+	static const char *const want[] = {
+	    "--dir DIR",    "--scale SCALE",	     "--threads N",	"--cpus LIST", "--start-at",
+	    "[default: 5]", "[env: STAGEBENCH_DIR]", "spec|small|tiny", "exit status"};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		CHECK_MSG(strstr(text, want[i]) != NULL, "help lacks '%s'", want[i]);
 	free(text);

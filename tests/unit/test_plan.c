@@ -33,27 +33,27 @@ static int build(const char *const *args, struct plan *p, char *why, size_t len)
 }
 
 static const struct plan_case cases[] = {
-	{{"run", "all", NULL}, "1a 1b 2a 2b 2c 3a 3b 4a 4b 4c", NULL},
-	{{"run", "2", NULL}, "2a 2b 2c", NULL},
-	{{"run", "4", "1a", NULL}, "4a 4b 4c 1a", NULL},
-	{{"run", "2b", NULL}, "2b", NULL},
-	{{"run", "2a", "2c", NULL}, "2a 2c", NULL},
-	{{"run", "3b", "3a", NULL}, "3b 3a", NULL},
-	{{"run", NULL}, NULL, "name at least one test"},
-	{{"run", "all", "1a", NULL}, NULL, "give it alone"},
-	{{"run", "1a", "1a", NULL}, NULL, "more than once"},
-	{{"run", "2", "2b", NULL}, NULL, "more than once"},
-	{{"run", "2b", "2b", NULL}, NULL, "more than once"},
-	{{"run", "5", NULL}, NULL, "unknown test '5'"},
-	{{"run", "2", "--count", "3", NULL}, NULL, "name a single part"},
-	{{"run", "1a", "--count", "3", NULL}, NULL, "--count does not apply to 1a"},
-	{{"run", "4a", "--passes", "3", NULL}, NULL, "--passes applies to 1a and 1b"},
-	{{"run", "4a", "--file-size", "8M", NULL}, NULL, "--file-size does not apply"},
-	{{"run", "1a", "1b", "--file-size", "8M", NULL}, NULL, "name a single test"},
-	{{"run", "2b", "--chunk", "8G", NULL}, NULL, "larger than the replica"},
-	{{"run", "1a", "--file-size", "4097", NULL}, NULL, "not a multiple of 4 KiB"},
-	{{"run", "2a", "--chunk", "1000", "--verify", NULL}, NULL, "--verify needs a chunk"},
-	{{"run", "2a", "--chunk", "1000", NULL}, "2a", NULL},
+    {{"run", "all", NULL}, "1a 1b 2a 2b 2c 3a 3b 4a 4b 4c", NULL},
+    {{"run", "2", NULL}, "2a 2b 2c", NULL},
+    {{"run", "4", "1a", NULL}, "4a 4b 4c 1a", NULL},
+    {{"run", "2b", NULL}, "2b", NULL},
+    {{"run", "2a", "2c", NULL}, "2a 2c", NULL},
+    {{"run", "3b", "3a", NULL}, "3b 3a", NULL},
+    {{"run", NULL}, NULL, "name at least one test"},
+    {{"run", "all", "1a", NULL}, NULL, "give it alone"},
+    {{"run", "1a", "1a", NULL}, NULL, "more than once"},
+    {{"run", "2", "2b", NULL}, NULL, "more than once"},
+    {{"run", "2b", "2b", NULL}, NULL, "more than once"},
+    {{"run", "5", NULL}, NULL, "unknown test '5'"},
+    {{"run", "2", "--count", "3", NULL}, NULL, "name a single part"},
+    {{"run", "1a", "--count", "3", NULL}, NULL, "--count does not apply to 1a"},
+    {{"run", "4a", "--passes", "3", NULL}, NULL, "--passes applies to 1a and 1b"},
+    {{"run", "4a", "--file-size", "8M", NULL}, NULL, "--file-size does not apply"},
+    {{"run", "1a", "1b", "--file-size", "8M", NULL}, NULL, "name a single test"},
+    {{"run", "2b", "--chunk", "8G", NULL}, NULL, "larger than the replica"},
+    {{"run", "1a", "--file-size", "4097", NULL}, NULL, "not a multiple of 4 KiB"},
+    {{"run", "2a", "--chunk", "1000", "--verify", NULL}, NULL, "--verify needs a chunk"},
+    {{"run", "2a", "--chunk", "1000", NULL}, "2a", NULL},
 };
 
 static void test_cases(void)
@@ -94,11 +94,16 @@ static void test_parameters(void)
 		const char *part;
 		uint64_t count, chunk, file, passes;
 	} spec[] = {
-		{"1a", 0, 0, 150 * MiB, 64},	     {"1b", 0, 0, 750 * MiB, 16},
-		{"2a", 18000, 4 * KiB, 4 * GiB, 0}, {"2b", 150, MiB, 4 * GiB, 0},
-		{"2c", 1, 128 * MiB, 4 * GiB, 0},   {"3a", 80, MiB, 512 * GiB, 0},
-		{"3b", 1, 96 * MiB, 512 * GiB, 0},  {"4a", 1200, 4 * KiB, 0, 0},
-		{"4b", 60, MiB, 0, 0},		     {"4c", 1, 64 * MiB, 0, 0},
+	    {"1a", 0, 0, 150 * MiB, 64},
+	    {"1b", 0, 0, 750 * MiB, 16},
+	    {"2a", 18000, 4 * KiB, 4 * GiB, 0},
+	    {"2b", 150, MiB, 4 * GiB, 0},
+	    {"2c", 1, 128 * MiB, 4 * GiB, 0},
+	    {"3a", 80, MiB, 512 * GiB, 0},
+	    {"3b", 1, 96 * MiB, 512 * GiB, 0},
+	    {"4a", 1200, 4 * KiB, 0, 0},
+	    {"4b", 60, MiB, 0, 0},
+	    {"4c", 1, 64 * MiB, 0, 0},
 	};
 	for (size_t i = 0; i < p.nparts; i++) {
 		const struct plan_part *pp = &p.parts[i];
