@@ -538,7 +538,30 @@ static int main_list(struct main_env *e)
 		struct json j;
 		json_init(&j, stdout, true);
 		json_object_begin(&j);
+		json_kv_string(&j, "schema", "stagebench.catalogue/1");
+		json_kv_string(&j, "version", STAGEBENCH_VERSION);
 		json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
+		json_key(&j, "tests");
+		json_array_begin(&j);
+		for (size_t i = 0; i < plan_ntests; i++) {
+			const struct test_def *t = &plan_tests[i];
+			json_object_begin(&j);
+			json_kv_string(&j, "test", t->name);
+			json_kv_string(&j, "title", t->title);
+			json_key(&j, "parts");
+			json_array_begin(&j);
+			for (size_t k = 0; k < plan_nparts; k++) {
+				if (strcmp(plan_parts[k].test, t->name) == 0)
+					json_string(&j, plan_parts[k].name);
+			}
+			json_array_end(&j);
+			json_kv_bool(&j, "has_replica", t->has_replica);
+			json_kv_bool(&j, "recreate", t->recreate);
+			json_kv_bool(&j, "needs_prepare", t->needs_prepare);
+			json_kv_bool(&j, "in_all", t->in_all);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
 		json_key(&j, "parts");
 		json_array_begin(&j);
 		for (size_t i = 0; i < plan_nparts; i++) {
@@ -552,6 +575,7 @@ static int main_list(struct main_env *e)
 			json_kv_uint(&j, "chunk_bytes", p->chunk);
 			json_kv_uint(&j, "file_bytes", p->file);
 			json_kv_uint(&j, "passes", p->passes);
+			json_kv_string(&j, "what", d->what);
 			json_object_end(&j);
 		}
 		json_array_end(&j);
