@@ -156,7 +156,6 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 		     const struct node_result *res)
 {
 	char a[32], b[32], name[64];
-	struct options all = *o;
 	struct plan plan;
 	char why[256];
 	uint64_t bytes = 0, inodes = 0;
@@ -168,15 +167,9 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 	}
 	check_add(r, CHECK_OK, "fs", "type", "%s on %s, mounted on %s (%s)", res->fs.type,
 		  res->fs.source, res->fs.mountpoint, res->fs.options);
-	all.cmd = CMD_RUN;
-	all.ntests = 1;
-	all.tests[0] = "all";
-	all.set_count = all.set_chunk = all.set_passes = all.set_file_size = false;
-	if (plan_build(&all, &plan, why, sizeof(why)) == 0) {
-		/* The replicas that a full run at this scale would create, test 3's included. */
-		all.cmd = CMD_PREPARE;
-		inventory_needs(&plan, &all, dirfd, res->tplan.nslots, &bytes, &inodes);
-	}
+	/* The replicas that a full run at this scale would create, test 3's included. */
+	if (plan_build_full((enum scale)o->scale, &plan, why, sizeof(why)) == 0)
+		inventory_needs(&plan, dirfd, res->tplan.nslots, &bytes, &inodes);
 	enum check_level level = res->fs.bytes_free < bytes ? CHECK_FAIL : CHECK_OK;
 	check_add(r, level, "fs", "space", "%s free; a full run at %s scale still needs %s",
 		  size_format(res->fs.bytes_free, a, sizeof(a)),
@@ -263,48 +256,46 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 
 /* The probe: three short parts on every core at once, as a run would do them. */
 static const struct test_def check_probe_test = {"check", "node_probe", true, false, false, false};
-static const struct part_def check_probe_parts[] = {
-    {"cached", "check", "seqread", "cached reads", {{0}}},
-    {"random", "check", "randread", "random 4 KiB reads", {{0}}},
-    {"create", "check", "manyfiles", "small-file creates", {{0}}},
-};
 #define CHECK_PROBE_FILE (64ull << 20)
+/* The same parameters at every scale. */
+#define CHECK_PROBE_AT(...)                                                                        \
+	{                                                                                          \
+		{__VA_ARGS__}, {__VA_ARGS__},                                                      \
+		{                                                                                  \
+			__VA_ARGS__                                                                \
+		}                                                                                  \
+	}
+/* clang-format off */
+static const struct part_def check_probe_parts[] = {
+    /* 512 MiB of cached reads per core */
+    {"cached", "check", "seqread", "cached reads", CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
+    {"random", "check", "randread", "random 4 KiB reads",
+     CHECK_PROBE_AT(10000, 4096, CHECK_PROBE_FILE, 0)},
+    {"create", "check", "manyfiles", "small-file creates", CHECK_PROBE_AT(300, 4096, 0, 0)},
+};
+/* clang-format on */
+#define CHECK_PROBE_NPARTS (sizeof(check_probe_parts) / sizeof(check_probe_parts[0]))
 /* The probe runs this many times; a core's time is its median, so one hiccup is no finding. */
 #define CHECK_PROBE_REPEAT 3
 
 static void check_probe(struct check_report *r, const struct options *o, struct topo *topo,
 			int dirfd, struct node_result *res)
 {
-	static const struct part_params params[] = {
-	    {0, 0, CHECK_PROBE_FILE, 8}, /* 512 MiB of cached reads per core */
-	    {10000, 4096, CHECK_PROBE_FILE, 0},
-	    {300, 4096, 0, 0},
-	};
-	struct options po = *o;
+	const struct run_env env = {.topo = topo, .dirfd = dirfd, .progress = false};
 	struct plan plan;
-	char a[32], b[32];
+	char a[32], b[32], replica[64], why[256];
 
-	memset(&plan, 0, sizeof(plan));
-	plan.ntests = 1;
-	plan.tests[0].def = &check_probe_test;
-	plan.tests[0].file = CHECK_PROBE_FILE;
-	plan.tests[0].nparts = 3;
-	snprintf(plan.tests[0].replica, sizeof(plan.tests[0].replica), "stagebench.check.probe.%ld",
-		 (long)getpid());
-	for (size_t i = 0; i < 3; i++) {
-		plan.parts[i].def = &check_probe_parts[i];
-		plan.parts[i].p = params[i];
+	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld", (long)getpid());
+	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
+			    (enum scale)o->scale, replica, &plan, why, sizeof(why)) != 0) {
+		check_add(r, CHECK_FAIL, "probe", "plan", "the probe cannot be planned: %s", why);
+		return;
 	}
-	plan.nparts = 3;
-	po.cmd = CMD_RUN;
-	po.set_start_at = false;
-	po.start_in = 0;
-	po.repeat = CHECK_PROBE_REPEAT;
-	po.verify = po.fsync = po.keep = po.progress = false;
-	po.set_interval = false;
-	res->seed = 1;
+	plan.run.repeat = CHECK_PROBE_REPEAT;
+	plan.run.xfer = o->xfer;
+	plan.run.seed = 1;
 
-	enum outcome out = run_execute(&po, &plan, topo, dirfd, res);
+	enum outcome out = run_execute(&plan, &env, res);
 	replica_remove(dirfd, plan.tests[0].replica);
 	if (out != OUTCOME_OK) {
 		check_add(r, CHECK_FAIL, "probe", "run", "the probe failed: %s",
@@ -351,7 +342,7 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 		if (slow[0])
 			check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
 				  "%s: %s than the node's median core (%.3f s)", what, slow, med);
-		else if (strcmp(pr->pp->def->kind, "manyfiles") == 0)
+		else if (pr->pp->ops->caps & BENCH_WRITES_FILES)
 			check_add(
 			    r, CHECK_OK, "probe", pr->pp->def->name,
 			    "%s: %.0f files/s on %zu cores, every core within 25%% of the median",

@@ -117,8 +117,8 @@ out:
 	return 0;
 }
 
-void inventory_needs(const struct plan *p, const struct options *o, int dirfd, size_t threads,
-		     uint64_t *bytes, uint64_t *inodes)
+void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,
+		     uint64_t *inodes)
 {
 	uint64_t b = 0, n = 0, b4 = 0, n4 = 0;
 
@@ -128,8 +128,7 @@ void inventory_needs(const struct plan *p, const struct options *o, int dirfd, s
 
 		if (!pt->def->has_replica)
 			continue;
-		/* A run never creates test 3's spec-sized replica: it asks for `prepare 3`. */
-		if (o->cmd == CMD_RUN && pt->def->needs_prepare && o->scale == SCALE_SPEC)
+		if (!pt->may_create)
 			continue;
 		if (dirfd < 0 || replica_probe(dirfd, pt->replica, &info) != 0) {
 			b = __builtin_add_overflow(b, pt->file, &b) ? UINT64_MAX : b;
@@ -147,15 +146,15 @@ void inventory_needs(const struct plan *p, const struct options *o, int dirfd, s
 		if (__builtin_mul_overflow(pp->p.count, (uint64_t)threads, &pn))
 			pn = UINT64_MAX;
 
-		if (strcmp(pp->def->kind, "manyfiles") != 0)
+		if (!(pp->ops->caps & BENCH_WRITES_FILES))
 			continue;
-		if (o->keep) {
+		if (p->run.keep) {
 			uint64_t x;
-			b4 = __builtin_mul_overflow(pb, o->repeat, &x) ||
+			b4 = __builtin_mul_overflow(pb, p->run.repeat, &x) ||
 				     __builtin_add_overflow(b4, x, &b4)
 				 ? UINT64_MAX
 				 : b4;
-			n4 = __builtin_mul_overflow(pn, o->repeat, &x) ||
+			n4 = __builtin_mul_overflow(pn, p->run.repeat, &x) ||
 				     __builtin_add_overflow(n4, x, &n4)
 				 ? UINT64_MAX
 				 : n4;

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/options.h"
 #include "driver/plan.h"
 
 enum inventory_kind {
@@ -38,10 +37,10 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
 
 /*
  * Bytes and inodes the plan still needs in dirfd with threads threads: missing replicas
- * (not test 3's at spec scale, which a run never creates) and the largest part of test 4
- * (all of them with --keep, times --repeat).
+ * that it may create (not test 3's at spec scale in a run) and the largest part that
+ * writes files (all of them with --keep, times --repeat).
  */
-void inventory_needs(const struct plan *p, const struct options *o, int dirfd, size_t threads,
-		     uint64_t *bytes, uint64_t *inodes);
+void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,
+		     uint64_t *inodes);
 
 #endif

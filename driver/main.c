@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,7 +138,7 @@ static void main_clock(struct main_env *e)
 /* Space and inodes the command will need in --dir, counted before anything is written. */
 static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
 {
-	inventory_needs(&e->plan, &e->o, e->dirfd, e->res.tplan.nslots, bytes, inodes);
+	inventory_needs(&e->plan, e->dirfd, e->res.tplan.nslots, bytes, inodes);
 }
 
 static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
@@ -182,12 +181,12 @@ static void main_dry_run(struct main_env *e)
 	if (e->o.cmd == CMD_RUN) {
 		printf("first start at %.3f (in %.1f s), then ", e->res.start_at,
 		       e->res.start_at - clock_wall());
-		if (e->o.set_interval)
-			printf("part k at start + k x %.3f s\n", e->o.interval);
+		if (p->run.has_interval)
+			printf("part k at start + k x %.3f s\n", p->run.interval);
 		else
 			printf("each part right after the previous one\n");
 	}
-	for (size_t r = 1; r <= (e->o.cmd == CMD_RUN ? e->o.repeat : 1); r++) {
+	for (size_t r = 1; r <= (e->o.cmd == CMD_RUN ? p->run.repeat : 1); r++) {
 		for (size_t i = 0; i < p->ntests; i++) {
 			const struct plan_test *pt = &p->tests[i];
 			struct replica_info info;
@@ -217,7 +216,7 @@ static void main_dry_run(struct main_env *e)
 				if (pp->p.passes)
 					printf(", PASSES=%llu", (unsigned long long)pp->p.passes);
 				printf("; %s %s per thread, %s per node\n",
-				       strcmp(pp->def->kind, "manyfiles") ? "reads" : "writes",
+				       pp->ops->caps & BENCH_WRITES_FILES ? "writes" : "reads",
 				       size_format(per, b, sizeof(b)),
 				       size_format(per * threads, c, sizeof(c)));
 			}
@@ -225,15 +224,6 @@ static void main_dry_run(struct main_env *e)
 	}
 	printf("space needed in %s: %s and %llu inodes; nothing was done\n", e->res.dir,
 	       size_format(bytes, a, sizeof(a)), (unsigned long long)inodes);
-}
-
-static uint64_t main_random_seed(void)
-{
-	uint64_t s = 0;
-
-	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
-		s = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
-	return s;
 }
 
 static int main_finish(struct main_env *e, enum outcome out)
@@ -273,7 +263,9 @@ static int main_run_fail(struct main_env *e, enum outcome out, const char *why)
 
 static int main_run(struct main_env *e)
 {
-	struct options *o = &e->o;
+	const struct options *o = &e->o;
+	const struct plan_run *r = &e->plan.run;
+	struct run_env env;
 	char why[1024];
 	enum outcome out;
 	double now = clock_wall();
@@ -283,7 +275,7 @@ static int main_run(struct main_env *e)
 		return main_fail(e, OUTCOME_USAGE, why);
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	e->res.start_at = o->set_start_at ? o->start_at : now + o->start_in;
+	e->res.start_at = r->start_fixed ? r->start_at : now + r->start_in;
 	if (e->res.start_at > now + MAIN_MAX_AHEAD_S) {
 		snprintf(why, sizeof(why),
 			 "--start-at %.3f is %.0f s ahead, more than 24 hours: refusing it as a "
@@ -300,7 +292,7 @@ static int main_run(struct main_env *e)
 		    e->res.start_at, now - e->res.start_at, now + 60);
 		return main_fail(e, OUTCOME_USAGE, why);
 	}
-	if (e->res.start_at < now && !o->late_ok) {
+	if (e->res.start_at < now && !r->late_ok) {
 		snprintf(why, sizeof(why),
 			 "start time missed by %.3f s (--start-at is in the past; use --late-ok to "
 			 "start at once)",
@@ -324,7 +316,7 @@ static int main_run(struct main_env *e)
 			 "across nodes may disagree",
 			 e->res.ntp.maxerror_us);
 	}
-	e->res.seed = o->set_seed ? o->seed : main_random_seed();
+	e->res.seed = r->seed;
 	if (o->dry_run) {
 		main_dry_run(e);
 		return main_finish(e, OUTCOME_OK);
@@ -332,10 +324,11 @@ static int main_run(struct main_env *e)
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 
-	if (!o->progress && !o->no_progress && !o->quiet)
-		o->progress = isatty(STDERR_FILENO);
+	env.topo = e->topo;
+	env.dirfd = e->dirfd;
+	env.progress = o->progress || (!o->no_progress && !o->quiet && isatty(STDERR_FILENO));
 	run_install_signals();
-	out = run_execute(o, &e->plan, e->topo, e->dirfd, &e->res);
+	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
 		run_error(&e->res, "interrupted by %s",
@@ -419,8 +412,8 @@ static int main_prepare(struct main_env *e)
 		uint64_t t0 = clock_mono_ns();
 		memset(&err, 0, sizeof(err));
 		rc = replica_create(e->dirfd, e->res.dir, pt->replica, pt->file, gen,
-				    (unsigned)e->res.tplan.nslots, o->xfer, rc == 0, &run_stop,
-				    &err);
+				    (unsigned)e->res.tplan.nslots, e->plan.run.xfer, rc == 0,
+				    &run_stop, &err);
 		double s = (double)(clock_mono_ns() - t0) / 1e9;
 		if (rc && run_signal) /* its temporary file is removed; said once below */
 			break;

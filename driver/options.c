@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "driver/options.h"
+#include "driver/plan.h"
 #include "util/cpulist.h"
 #include "util/size.h"
 
@@ -133,7 +134,7 @@ static const char *const command_names[CMD_COUNT] = {
 };
 
 static const char *const command_help[CMD_COUNT] = {
-    [CMD_RUN] = "TEST...      timed run (TEST: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all; null)",
+    [CMD_RUN] = "TEST...      timed run (TEST: %s; %s)",
     [CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
     [CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
     [CMD_LIST] = "             the tests and their parameters at the chosen scale",
@@ -181,26 +182,34 @@ static const char *options_choice_word(const char *choices, size_t i, char *buf,
 	return buf;
 }
 
-static const char *options_choice_at(size_t field, uint64_t index)
+/*
+ * The name of value index of a choice option, from the table, into names[index]: one buffer
+ * per value of each option, so that names of different options or values never share one.
+ */
+static const char *options_choice_at(size_t field, uint64_t index, char (*names)[16], size_t n)
 {
-	static char buf[3][16];
-
+	if (index >= n)
+		return "?";
 	for (size_t i = 0; i < OPT_COUNT; i++) {
 		if (opt_table[i].field == field)
-			return options_choice_word(opt_table[i].choices, index, buf[field % 3],
-						   sizeof(buf[0]));
+			return options_choice_word(opt_table[i].choices, index, names[index],
+						   sizeof(names[index]));
 	}
 	return "?";
 }
 
 const char *options_scale_name(enum scale s)
 {
-	return options_choice_at(FIELD(scale), s);
+	static char names[SCALE_COUNT][16];
+
+	return options_choice_at(FIELD(scale), s, names, SCALE_COUNT);
 }
 
 const char *options_format_name(enum format f)
 {
-	return options_choice_at(FIELD(format), f);
+	static char names[FORMAT_COUNT][16];
+
+	return options_choice_at(FIELD(format), f, names, FORMAT_COUNT);
 }
 
 static void options_why(char *why, size_t whylen, const char *fmt, ...)
@@ -501,20 +510,37 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 	return 0;
 }
 
+/* A command's line of help, the test names taken from the catalogue. */
+static const char *options_command_help(enum command cmd, char *buf, size_t len)
+{
+	char in[128], out[64];
+
+	if (cmd != CMD_RUN)
+		return command_help[cmd];
+	plan_names(true, in, sizeof(in));
+	plan_names(false, out, sizeof(out));
+	snprintf(buf, len, command_help[cmd], in, out);
+	return buf;
+}
+
 void options_help(enum command cmd, FILE *f)
 {
+	char line[256];
+	const char *help = options_command_help(cmd, line, sizeof(line));
+
 	if (cmd == CMD_NONE) {
 		fprintf(f, "usage: stagebench COMMAND [OPTIONS] [TEST...]\n\n"
 			   "I/O benchmarks of a node against its /stage server directory.\n\n"
 			   "commands:\n");
 		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "  stagebench %s %s\n", command_names[c], command_help[c]);
+			fprintf(f, "  stagebench %s %s\n", command_names[c],
+				options_command_help(c, line, sizeof(line)));
 		fprintf(f, "\noptions:\n");
 	} else {
 		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
 			command_names[cmd],
 			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK ? "" : " TEST...",
-			command_help[cmd] + strspn(command_help[cmd], "TEST. "));
+			help + strspn(help, "TEST. "));
 	}
 	for (size_t i = 0; i < OPT_COUNT; i++) {
 		const struct opt_def *d = &opt_table[i];

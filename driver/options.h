@@ -25,7 +25,7 @@ enum command {
 	CMD_COUNT
 };
 enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
-enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV };
+enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_COUNT };
 
 struct options {
 	enum command cmd;

@@ -10,15 +10,20 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "driver/plan.h"
+#include "platform/clock.h"
 #include "util/pattern.h"
 #include "util/size.h"
+#include "workers/registry.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
 
+/* clang-format off */
 const struct test_def plan_tests[] = {
     {"1a", "read_from_cnode_cache", true, true, false, true},
     {"1b", "mmap_file_in", true, true, false, true},
@@ -28,66 +33,38 @@ const struct test_def plan_tests[] = {
     /* Not of the spec: the driver alone, to measure its overhead and test it. */
     {"null", "driver_overhead", false, false, false, false},
 };
+/* clang-format on */
 const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 
 /* {count, chunk, file, passes} at spec, small and tiny scale. */
+/* clang-format off */
+#define RANDREAD_WHAT "N random aligned reads of M"
+#define MANYFILES_WHAT "write N new files of M"
 const struct part_def plan_parts[] = {
-    {"1a",
-     "1a",
-     "seqread",
-     "read the whole replica PASSES times",
-     {{0, 0, 150 * MiB, 64}, {0, 0, 150 * MiB, 32}, {0, 0, 4 * MiB, 4}}},
-    {"1b",
-     "1b",
-     "mmaptouch",
-     "mmap the replica and touch every page, PASSES times",
-     {{0, 0, 750 * MiB, 16}, {0, 0, 750 * MiB, 8}, {0, 0, 8 * MiB, 2}}},
-    {"2a",
-     "2",
-     "randread",
-     "N random aligned reads of M",
+    {"1a", "1a", "seqread", "read the whole replica PASSES times",
+     {{0, 0, 150 * MiB, 64},   {0, 0, 150 * MiB, 32},    {0, 0, 4 * MiB, 4}}},
+    {"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
+     {{0, 0, 750 * MiB, 16},   {0, 0, 750 * MiB, 8},     {0, 0, 8 * MiB, 2}}},
+    {"2a", "2", "randread", RANDREAD_WHAT,
      {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
-    {"2b",
-     "2",
-     "randread",
-     "N random aligned reads of M",
-     {{150, 1 * MiB, 4 * GiB, 0}, {150, 1 * MiB, 1 * GiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-    {"2c",
-     "2",
-     "randread",
-     "N random aligned reads of M",
-     {{1, 128 * MiB, 4 * GiB, 0}, {1, 128 * MiB, 1 * GiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-    {"3a",
-     "3",
-     "randread",
-     "N random aligned reads of M",
-     {{80, 1 * MiB, 512 * GiB, 0}, {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-    {"3b",
-     "3",
-     "randread",
-     "N random aligned reads of M",
-     {{1, 96 * MiB, 512 * GiB, 0}, {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-    {"4a",
-     "4",
-     "manyfiles",
-     "write N new files of M",
-     {{1200, 4 * KiB, 0, 0}, {1200, 4 * KiB, 0, 0}, {50, 4 * KiB, 0, 0}}},
-    {"4b",
-     "4",
-     "manyfiles",
-     "write N new files of M",
-     {{60, 1 * MiB, 0, 0}, {60, 1 * MiB, 0, 0}, {4, 1 * MiB, 0, 0}}},
-    {"4c",
-     "4",
-     "manyfiles",
-     "write N new files of M",
-     {{1, 64 * MiB, 0, 0}, {1, 64 * MiB, 0, 0}, {1, 4 * MiB, 0, 0}}},
-    {"null",
-     "null",
-     "null",
-     "N operations that do no I/O (driver overhead)",
-     {{100000, 0, 0, 0}, {100000, 0, 0, 0}, {1000, 0, 0, 0}}},
+    {"2b", "2", "randread", RANDREAD_WHAT,
+     {{150, 1 * MiB, 4 * GiB, 0},   {150, 1 * MiB, 1 * GiB, 0},   {8, 1 * MiB, 8 * MiB, 0}}},
+    {"2c", "2", "randread", RANDREAD_WHAT,
+     {{1, 128 * MiB, 4 * GiB, 0},   {1, 128 * MiB, 1 * GiB, 0},   {1, 4 * MiB, 8 * MiB, 0}}},
+    {"3a", "3", "randread", RANDREAD_WHAT,
+     {{80, 1 * MiB, 512 * GiB, 0},  {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
+    {"3b", "3", "randread", RANDREAD_WHAT,
+     {{1, 96 * MiB, 512 * GiB, 0},  {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
+    {"4a", "4", "manyfiles", MANYFILES_WHAT,
+     {{1200, 4 * KiB, 0, 0},        {1200, 4 * KiB, 0, 0},        {50, 4 * KiB, 0, 0}}},
+    {"4b", "4", "manyfiles", MANYFILES_WHAT,
+     {{60, 1 * MiB, 0, 0},          {60, 1 * MiB, 0, 0},          {4, 1 * MiB, 0, 0}}},
+    {"4c", "4", "manyfiles", MANYFILES_WHAT,
+     {{1, 64 * MiB, 0, 0},          {1, 64 * MiB, 0, 0},          {1, 4 * MiB, 0, 0}}},
+    {"null", "null", "null", "N operations that do no I/O (driver overhead)",
+     {{100000, 0, 0, 0},            {100000, 0, 0, 0},            {1000, 0, 0, 0}}},
 };
+/* clang-format on */
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
 static void plan_why(char *why, size_t whylen, const char *fmt, ...)
@@ -132,9 +109,14 @@ static const struct part_def *plan_find_part(const char *name)
 	return NULL;
 }
 
-/* Add test t with either all its parts (only == NULL) or just the part only. */
+/*
+ * Add test t with its parts among defs[0..ndefs-1]: all of them (only == NULL) or just the
+ * part only. Each part's kind is resolved here: a kind that is not registered is an error
+ * now, never a thread without work later.
+ */
 static int plan_add(struct plan *plan, const struct test_def *t, const struct part_def *only,
-		    const struct options *o, char *why, size_t whylen)
+		    const struct part_def *defs, size_t ndefs, enum scale scale, char *why,
+		    size_t whylen)
 {
 	struct plan_test *pt = NULL;
 
@@ -161,20 +143,38 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 		return -EINVAL;
 	}
 	if (!pt) {
+		if (plan->ntests == PLAN_MAX_TESTS) {
+			plan_why(why, whylen, "more than %d tests named", PLAN_MAX_TESTS);
+			return -EINVAL;
+		}
 		pt = &plan->tests[plan->ntests++];
 		pt->def = t;
 		pt->first = plan->nparts;
 		pt->nparts = 0;
 		pt->partial = only != NULL;
+		pt->may_create = true;
 	}
-	for (size_t i = 0; i < plan_nparts; i++) {
-		const struct part_def *d = &plan_parts[i];
+	for (size_t i = 0; i < ndefs; i++) {
+		const struct part_def *d = &defs[i];
 		if (strcmp(d->test, t->name) != 0 || (only && d != only))
 			continue;
+		if (plan->nparts == PLAN_MAX_PARTS) {
+			plan_why(why, whylen, "more than %d parts named", PLAN_MAX_PARTS);
+			return -EINVAL;
+		}
 		struct plan_part *pp = &plan->parts[plan->nparts++];
 		pp->def = d;
-		pp->p = d->scale[o->scale];
+		pp->ops = bench_find(d->kind);
+		if (!pp->ops) {
+			plan_why(why, whylen, "part %s: unknown kind '%s'", d->name, d->kind);
+			return -EINVAL;
+		}
+		pp->p = d->scale[scale];
 		pt->nparts++;
+	}
+	if (!pt->nparts) {
+		plan_why(why, whylen, "test %s has no parts", t->name);
+		return -EINVAL;
 	}
 	pt->file = plan->parts[pt->first].p.file;
 	return 0;
@@ -233,17 +233,20 @@ static int plan_overrides(const struct options *o, struct plan *plan, char *why,
 	return 0;
 }
 
-static int plan_check(const struct options *o, struct plan *plan, char *why, size_t whylen)
+/* Replica names, and the parameters that do not fit; chunk_given names --chunk in a reason. */
+static int plan_check(struct plan *plan, bool chunk_given, char *why, size_t whylen)
 {
+	const struct plan_run *r = &plan->run;
 	char a[32], b[32];
 
 	for (size_t i = 0; i < plan->ntests; i++) {
 		struct plan_test *pt = &plan->tests[i];
 
 		pt->file = plan->parts[pt->first].p.file;
-		pt->replica[0] = '\0';
-		if (!pt->def->has_replica)
+		if (!pt->def->has_replica) {
+			pt->replica[0] = '\0';
 			continue;
+		}
 		if (pt->file % PATTERN_BLOCK) {
 			plan_why(why, whylen,
 				 "--file-size %llu bytes of test %s is not a multiple of 4 KiB: "
@@ -251,7 +254,9 @@ static int plan_check(const struct options *o, struct plan *plan, char *why, siz
 				 (unsigned long long)pt->file, pt->def->name);
 			return -EINVAL;
 		}
-		plan_replica_name(pt->def->name, pt->file, pt->replica, sizeof(pt->replica));
+		if (!pt->replica[0])
+			plan_replica_name(pt->def->name, pt->file, pt->replica,
+					  sizeof(pt->replica));
 	}
 	for (size_t i = 0; i < plan->nparts; i++) {
 		const struct plan_part *pp = &plan->parts[i];
@@ -260,76 +265,179 @@ static int plan_check(const struct options *o, struct plan *plan, char *why, siz
 			plan_why(why, whylen,
 				 "%s %s of %s is larger than the replica (%s): expected a chunk of "
 				 "at most the replica's size",
-				 o->set_chunk ? "--chunk" : "chunk",
+				 chunk_given ? "--chunk" : "chunk",
 				 size_format(pp->p.chunk, a, sizeof(a)), pp->def->name,
 				 size_format(pp->p.file, b, sizeof(b)));
 			return -EINVAL;
 		}
-		if (o->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
+		if (r->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
 			plan_why(why, whylen,
 				 "%s: --verify needs a chunk that is a multiple of 4 KiB",
 				 pp->def->name);
 			return -EINVAL;
 		}
 		/* Verification checks whole blocks as they arrive: every read must end on one. */
-		if (o->verify && pp->p.file && o->xfer % PATTERN_BLOCK &&
-		    strcmp(pp->def->kind, "mmaptouch") != 0) {
+		if (r->verify && (pp->ops->caps & BENCH_VERIFY_XFER) && r->xfer % PATTERN_BLOCK) {
 			plan_why(why, whylen,
 				 "--xfer %llu bytes with --verify: expected a multiple of 4 KiB, "
 				 "like 64k or 1M",
-				 (unsigned long long)o->xfer);
+				 (unsigned long long)r->xfer);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen)
+/* A seed for a run that was given none: from the kernel, else from the clock and the pid. */
+static uint64_t plan_random_seed(void)
 {
-	memset(plan, 0, sizeof(*plan));
-	if (o->ntests == 0) {
-		plan_why(why, whylen,
-			 "name at least one test: 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < o->ntests; i++) {
-		const char *name = o->tests[i];
-		const struct test_def *t = plan_find_test(name);
-		const struct part_def *d = NULL;
-		int rc;
+	uint64_t s = 0;
 
-		if (strcmp(name, "all") == 0) {
-			if (o->ntests != 1) {
-				plan_why(why, whylen, "'all' names every test: give it alone");
-				return -EINVAL;
-			}
-			for (size_t k = 0; k < plan_ntests; k++) {
-				if (!plan_tests[k].in_all)
-					continue;
-				rc = plan_add(plan, &plan_tests[k], NULL, o, why, whylen);
-				if (rc)
-					return rc;
-			}
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+		s = (uint64_t)clock_mono_ns() ^ ((uint64_t)getpid() << 32);
+	return s;
+}
+
+/* The run settings of o; the defaults of a run when o is NULL. */
+static void plan_settings(const struct options *o, struct plan_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->repeat = 1;
+	r->repetition = 1;
+	r->xfer = PLAN_DEFAULT_XFER;
+	if (!o)
+		return;
+	r->repeat = o->repeat;
+	r->repetition = o->repetition;
+	r->xfer = o->xfer;
+	r->seed = o->set_seed ? o->seed : plan_random_seed();
+	r->verify = o->verify;
+	r->fsync = o->fsync;
+	r->keep = o->keep;
+	r->start_fixed = o->set_start_at;
+	r->start_at = o->start_at;
+	r->start_in = o->start_in;
+	r->late_ok = o->late_ok;
+	r->has_interval = o->set_interval;
+	r->interval = o->interval;
+}
+
+/* Add the tests of `run all`. */
+static int plan_add_all(struct plan *plan, enum scale scale, char *why, size_t whylen)
+{
+	for (size_t k = 0; k < plan_ntests; k++) {
+		if (!plan_tests[k].in_all)
 			continue;
-		}
-		if (!t) {
-			d = plan_find_part(name);
-			if (d)
-				t = plan_find_test(d->test);
-		}
-		if (!t) {
-			plan_why(why, whylen,
-				 "unknown test '%s': expected 1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c "
-				 "all null",
-				 name);
-			return -EINVAL;
-		}
-		rc = plan_add(plan, t, d, o, why, whylen);
+		int rc = plan_add(plan, &plan_tests[k], NULL, plan_parts, plan_nparts, scale, why,
+				  whylen);
 		if (rc)
 			return rc;
 	}
-	int rc = plan_overrides(o, plan, why, whylen);
+	return 0;
+}
+
+/* Add the test or part called name (not "all"). */
+static int plan_add_name(struct plan *plan, const char *name, enum scale scale, char *why,
+			 size_t whylen)
+{
+	const struct test_def *t = plan_find_test(name);
+	const struct part_def *d = NULL;
+	char in[128], out[64];
+
+	if (!t) {
+		d = plan_find_part(name);
+		if (d)
+			t = plan_find_test(d->test);
+	}
+	if (!t) {
+		plan_names(true, in, sizeof(in));
+		plan_names(false, out, sizeof(out));
+		plan_why(why, whylen, "unknown test '%s': expected %s %s", name, in, out);
+		return -EINVAL;
+	}
+	return plan_add(plan, t, d, plan_parts, plan_nparts, scale, why, whylen);
+}
+
+int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen)
+{
+	enum scale scale = (enum scale)o->scale;
+	char names[128];
+	int rc = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	plan_settings(o, &plan->run);
+	if (o->ntests == 0) {
+		plan_names(true, names, sizeof(names));
+		plan_why(why, whylen, "name at least one test: %s", names);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->ntests && !rc; i++) {
+		if (strcmp(o->tests[i], "all") != 0) {
+			rc = plan_add_name(plan, o->tests[i], scale, why, whylen);
+			continue;
+		}
+		if (o->ntests != 1) {
+			plan_why(why, whylen, "'all' names every test: give it alone");
+			return -EINVAL;
+		}
+		rc = plan_add_all(plan, scale, why, whylen);
+	}
+	if (rc || (rc = plan_overrides(o, plan, why, whylen)) != 0)
+		return rc;
+	/* A run never creates test 3's spec-sized replica: it asks for `prepare 3`. */
+	for (size_t i = 0; i < plan->ntests; i++) {
+		struct plan_test *pt = &plan->tests[i];
+		pt->may_create =
+		    !(o->cmd == CMD_RUN && pt->def->needs_prepare && scale == SCALE_SPEC);
+	}
+	return plan_check(plan, o->set_chunk, why, whylen);
+}
+
+int plan_build_full(enum scale scale, struct plan *plan, char *why, size_t whylen)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan_settings(NULL, &plan->run);
+	int rc = plan_add_all(plan, scale, why, whylen);
+	return rc ? rc : plan_check(plan, false, why, whylen);
+}
+
+int plan_build_test(const struct test_def *t, const struct part_def *parts, size_t nparts,
+		    enum scale scale, const char *replica, struct plan *plan, char *why,
+		    size_t whylen)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan_settings(NULL, &plan->run);
+	int rc = plan_add(plan, t, NULL, parts, nparts, scale, why, whylen);
 	if (rc)
 		return rc;
-	return plan_check(o, plan, why, whylen);
+	if (replica)
+		snprintf(plan->tests[0].replica, sizeof(plan->tests[0].replica), "%s", replica);
+	return plan_check(plan, false, why, whylen);
+}
+
+/* Append word to buf (space-separated). */
+static void plan_append(char *buf, size_t len, const char *word)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%s%s", n ? " " : "", word);
+}
+
+void plan_names(bool in_all, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < plan_ntests; i++) {
+		const struct test_def *t = &plan_tests[i];
+
+		if (t->in_all != in_all)
+			continue;
+		plan_append(buf, len, t->name);
+		for (size_t k = 0; k < plan_nparts; k++) {
+			const struct part_def *d = &plan_parts[k];
+			if (strcmp(d->test, t->name) == 0 && strcmp(d->name, t->name) != 0)
+				plan_append(buf, len, d->name);
+		}
+	}
+	if (in_all)
+		plan_append(buf, len, "all");
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "driver/options.h"
+#include "workers/bench.h"
 
 struct part_params {
 	uint64_t count;	 /* N: chunks or files; 0 where it does not apply */
@@ -36,11 +37,13 @@ struct test_def {
 	bool in_all;	    /* part of `run all` (the spec's tests; not the null test) */
 };
 
-#define PLAN_MAX_PARTS 16
-#define PLAN_MAX_TESTS 8
+#define PLAN_MAX_PARTS	  16
+#define PLAN_DEFAULT_XFER (1024 * 1024)
+#define PLAN_MAX_TESTS	  8
 
 struct plan_part {
 	const struct part_def *def;
+	const struct bench_ops *ops; /* its kind, resolved when the plan is built */
 	struct part_params p;
 };
 
@@ -50,6 +53,22 @@ struct plan_test {
 	char replica[64];     /* replica file name in --dir, "" for test 4 */
 	size_t first, nparts; /* its parts: plan.parts[first .. first+nparts-1] */
 	bool partial;	      /* named by its parts ("2b"), not as a whole */
+	bool may_create;      /* this command may create the replica when it is missing */
+};
+
+/* How the plan runs: everything run_execute needs besides the plan's parts. */
+struct plan_run {
+	uint64_t repeat;     /* repetitions of the whole plan */
+	uint64_t repetition; /* number of the first one */
+	uint64_t xfer;	     /* largest single read or write */
+	uint64_t seed;	     /* of every thread's random stream (given or drawn once) */
+	bool verify, fsync, keep;
+	bool start_fixed; /* start_at is an absolute instant (--start-at) */
+	double start_at;  /* the first part's start, when start_fixed */
+	double start_in;  /* otherwise: this long after the first part could start */
+	bool late_ok;	  /* a missed first start starts at once instead of failing */
+	bool has_interval;
+	double interval; /* part k starts at the first start + k x interval (has_interval) */
 };
 
 struct plan {
@@ -57,6 +76,7 @@ struct plan {
 	size_t ntests;
 	struct plan_part parts[PLAN_MAX_PARTS];
 	size_t nparts;
+	struct plan_run run;
 };
 
 extern const struct test_def plan_tests[];
@@ -73,6 +93,28 @@ extern const size_t plan_nparts;
  * 0, or -EINVAL with a one-line reason in why.
  */
 int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen);
+
+/*
+ * The plan of `run all` at a scale with the default settings and every replica creatable:
+ * what a full run and the prepares before it need (the node check's space estimate).
+ */
+int plan_build_full(enum scale scale, struct plan *plan, char *why, size_t whylen);
+
+/*
+ * The plan of one test that is not in the catalogue (the node check's probe): its nparts
+ * parts at scale, its replica named replica, default settings (one repetition, a start as
+ * soon as the threads are ready, xfer 1 MiB) for the caller to change in plan->run.
+ */
+int plan_build_test(const struct test_def *t, const struct part_def *parts, size_t nparts,
+		    enum scale scale, const char *replica, struct plan *plan, char *why,
+		    size_t whylen);
+
+/*
+ * The names a command accepts, from the catalogue, space-separated, each test followed by
+ * its parts (a one-part test of the part's name once). in_all: the tests of `run all`, then
+ * "all" ("1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all"); otherwise the others ("null").
+ */
+void plan_names(bool in_all, char *buf, size_t len);
 
 /* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);

@@ -22,7 +22,6 @@
 #include "util/log.h"
 #include "util/prng.h"
 #include "util/size.h"
-#include "workers/registry.h"
 #include "workers/replica.h"
 
 volatile sig_atomic_t run_signal;
@@ -240,7 +239,8 @@ struct run_shared {
 	size_t buf_bytes;
 	uint64_t seed;
 	uint64_t node_hash;
-	const struct bench_ops *ops; /* NULL: quit */
+	const struct bench_ops *ops;
+	bool quit; /* no more parts: the threads return */
 	struct bench_params params;
 	uint64_t stream;  /* mixes part and repetition into the seed */
 	double start_at;  /* T of the part */
@@ -286,7 +286,7 @@ static void *run_thread_main(void *arg)
 		return NULL;
 
 	for (;;) {
-		if (gate_wait(&s->gate) < 0 || !s->ops) /* a part is published, or quit */
+		if (gate_wait(&s->gate) < 0 || s->quit) /* a part is published, or quit */
 			break;
 		struct bench_ctx *c = &t->ctx;
 		memset(c, 0, sizeof(*c));
@@ -343,8 +343,8 @@ static void *run_thread_main(void *arg)
 }
 
 struct run_state {
-	const struct options *o;
 	const struct plan *plan;
+	const struct plan_run *r;
 	struct node_result *res;
 	int dirfd;
 	struct run_shared s;
@@ -425,7 +425,7 @@ static void run_progress_clear(struct run_state *st)
 static void run_threads_stop(struct run_state *st)
 {
 	/* Publish "nothing to do"; then break the gate, for threads that never got that far. */
-	st->s.ops = NULL;
+	st->s.quit = true;
 	gate_wait(&st->s.gate);
 	gate_break(&st->s.gate);
 	for (size_t i = 0; i < st->started; i++)
@@ -491,7 +491,6 @@ static int run_threads_start(struct run_state *st, struct topo *topo)
 static enum outcome run_replica(struct run_state *st, const struct plan_test *pt, unsigned rep,
 				struct test_result *tr)
 {
-	const struct options *o = st->o;
 	struct node_result *res = st->res;
 	struct replica_info info;
 	struct bench_error err;
@@ -522,7 +521,7 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 		tr->generation = info.generation;
 		return OUTCOME_OK;
 	}
-	if (!exists && pt->def->needs_prepare && o->scale == SCALE_SPEC) {
+	if (!exists && !pt->may_create) {
 		snprintf(tr->error, sizeof(tr->error),
 			 "replica '%s/%s' (%s) is missing: run 'stagebench prepare %s' first",
 			 res->dir, pt->replica, size_format(pt->file, sz, sizeof(sz)),
@@ -546,7 +545,7 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 		 size_format(pt->file, sz, sizeof(sz)));
 	memset(&err, 0, sizeof(err));
 	rc = replica_create(st->dirfd, res->dir, pt->replica, pt->file, gen,
-			    (unsigned)res->tplan.nslots, o->xfer, false, &run_stop, &err);
+			    (unsigned)res->tplan.nslots, st->r->xfer, false, &run_stop, &err);
 	if (rc == -EEXIST) {
 		/* Another node sharing this server created it first: use theirs. */
 		rc = replica_probe(st->dirfd, pt->replica, &info);
@@ -577,18 +576,18 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 /* Decide the start instant of the next part, after every thread is ready. */
 static enum outcome run_start_instant(struct run_state *st, struct part_result *pr)
 {
-	const struct options *o = st->o;
+	const struct plan_run *r = st->r;
 	double now = clock_wall();
 	double sched;
 
 	if (st->part_index == 0)
 		sched = st->first_start;
-	else if (o->set_interval)
-		sched = st->first_start + (double)st->part_index * o->interval;
+	else if (r->has_interval)
+		sched = st->first_start + (double)st->part_index * r->interval;
 	else
 		sched = now + RUN_NEXT_LEAD_S;
 	/* A relative start cannot be missed: it counts from the moment set-up is over. */
-	if (st->part_index == 0 && !o->set_start_at && now + RUN_NEXT_LEAD_S > sched) {
+	if (st->part_index == 0 && !r->start_fixed && now + RUN_NEXT_LEAD_S > sched) {
 		sched = now + RUN_NEXT_LEAD_S;
 		st->first_start = sched;
 		st->res->start_at = sched;
@@ -600,7 +599,7 @@ static enum outcome run_start_instant(struct run_state *st, struct part_result *
 
 	/* Not ready in time. */
 	pr->late_by_s = now - sched;
-	if (st->part_index == 0 && !o->late_ok) {
+	if (st->part_index == 0 && !r->late_ok) {
 		snprintf(pr->error, sizeof(pr->error),
 			 "start time missed by %.3f s (threads were ready at %.3f, start was %.3f; "
 			 "use a later --start-at or --late-ok)",
@@ -729,7 +728,7 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 			     const struct plan_part *pp, const struct test_result *tr,
 			     struct part_result *pr)
 {
-	const struct options *o = st->o;
+	const struct plan_run *r = st->r;
 	struct node_result *res = st->res;
 	struct run_shared *s = &st->s;
 	enum outcome out = OUTCOME_OK;
@@ -738,16 +737,16 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	pr->pt = pt;
 	pr->repetition = tr->repetition;
 	pr->generation = tr->generation;
-	pr->xfer = o->xfer;
-	pr->verified = o->verify && pt->def->has_replica;
-	pr->fsync = o->fsync && !pt->def->has_replica;
+	pr->xfer = r->xfer;
+	pr->verified = r->verify && pt->def->has_replica;
+	pr->fsync = r->fsync && !pt->def->has_replica;
 	pr->residency = -1.0;
 	if (pt->def->has_replica)
 		snprintf(pr->file, sizeof(pr->file), "%s/%s", res->dir, pt->replica);
 	else
 		snprintf(pr->file, sizeof(pr->file), "%s", res->dir);
 
-	s->ops = bench_find(pp->def->kind);
+	s->ops = pp->ops;
 	memset(&s->params, 0, sizeof(s->params));
 	s->params.part = pp->def->name;
 	s->params.path = pr->file;
@@ -761,12 +760,12 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	s->params.chunk = pp->p.chunk;
 	s->params.file_bytes = pp->p.file;
 	s->params.passes = pp->p.passes;
-	s->params.xfer = o->xfer;
+	s->params.xfer = r->xfer;
 	s->params.generation = pt->def->has_replica ? tr->generation : replica_new_generation();
 	s->params.page_size = sysconf(_SC_PAGESIZE);
-	s->params.verify = o->verify;
-	s->params.fsync = o->fsync;
-	s->params.keep = o->keep;
+	s->params.verify = r->verify;
+	s->params.fsync = r->fsync;
+	s->params.keep = r->keep;
 	s->stream = prng_hash_str(pp->def->name) * 0x9e3779b97f4a7c15ull + tr->repetition;
 	s->skip_run = false;
 
@@ -774,8 +773,8 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	 * --start-in counts from the moment the first part could start, after any replica
 	 * it needed was created; --start-at is absolute and was fixed by the caller.
 	 */
-	if (st->part_index == 0 && !o->set_start_at) {
-		st->first_start = clock_wall() + o->start_in;
+	if (st->part_index == 0 && !r->start_fixed) {
+		st->first_start = clock_wall() + r->start_in;
 		res->start_at = st->first_start;
 	}
 	gate_wait(&s->gate); /* publish */
@@ -818,23 +817,23 @@ static enum outcome run_signal_outcome(void)
 	return run_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
 }
 
-enum outcome run_execute(const struct options *o, const struct plan *plan, struct topo *topo,
-			 int dirfd, struct node_result *res)
+enum outcome run_execute(const struct plan *plan, const struct run_env *env,
+			 struct node_result *res)
 {
 	struct run_state st;
 	enum outcome out = OUTCOME_OK;
-	size_t reps = (size_t)o->repeat;
+	size_t reps = (size_t)plan->run.repeat;
 
 	memset(&st, 0, sizeof(st));
-	st.o = o;
 	st.plan = plan;
+	st.r = &plan->run;
 	st.res = res;
-	st.dirfd = dirfd;
+	st.dirfd = env->dirfd;
 	st.first_start = res->start_at;
-	st.progress = o->progress;
-	st.s.seed = res->seed;
+	st.progress = env->progress;
+	st.s.seed = plan->run.seed;
 	st.s.node_hash = prng_hash_str(res->node);
-	st.s.buf_bytes = (size_t)o->xfer;
+	st.s.buf_bytes = (size_t)plan->run.xfer;
 
 	res->tests = calloc(reps * plan->ntests, sizeof(*res->tests));
 	res->parts = calloc(reps * plan->nparts, sizeof(*res->parts));
@@ -842,7 +841,7 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 		run_error(res, "out of memory");
 		return OUTCOME_FAILED;
 	}
-	if (run_threads_start(&st, topo))
+	if (run_threads_start(&st, env->topo))
 		return OUTCOME_FAILED;
 
 	for (size_t rep = 1; rep <= reps; rep++) {
@@ -854,7 +853,7 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 			tr->pt = pt;
 			/* --repetition numbers the first one: a launcher runs one per invocation.
 			 */
-			tr->repetition = (unsigned)(o->repetition + rep - 1);
+			tr->repetition = (unsigned)(plan->run.repetition + rep - 1);
 			tr->first_part = res->nparts;
 			if (run_signal || st.abort_rest) {
 				tr->status = run_signal ? PART_INTERRUPTED : PART_SKIPPED;

@@ -103,13 +103,21 @@ extern volatile int run_stop;
 /* Install SIGINT/SIGTERM handlers: first signal stops the run, a second one exits at once. */
 void run_install_signals(void);
 
+/* What a run needs besides its plan: where it runs and how it reports. */
+struct run_env {
+	struct topo *topo;
+	int dirfd;     /* of res->dir */
+	bool progress; /* a live line on stderr while a part runs */
+};
+
 /*
  * Execute the plan (the `run` command) on this node: replicas, threads, parts, results.
- * The caller has done the preflight and filled res->node, dir, fs, ntp, seed, run_tag.
- * Returns the outcome; every failure is also in res->errors as one line.
+ * The caller has done the preflight and filled res->node, dir, fs, ntp, run_tag and
+ * start_at (the first start, from plan->run). Returns the outcome; every failure is also in
+ * res->errors as one line.
  */
-enum outcome run_execute(const struct options *o, const struct plan *plan, struct topo *topo,
-			 int dirfd, struct node_result *res);
+enum outcome run_execute(const struct plan *plan, const struct run_env *env,
+			 struct node_result *res);
 
 /* Record an error line in res (and log it). */
 void run_error(struct node_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -73,9 +73,22 @@ struct bench_ctx {
 	_Atomic uint64_t live_ops;
 };
 
+/*
+ * What a kind does, declared on its ops so that the driver decides preflight, messages and
+ * checks from these flags and never from the kind's name.
+ */
+enum bench_cap {
+	BENCH_WRITES_FILES = 1u << 0,  /* creates count files of chunk bytes per thread in p->dir */
+	BENCH_READS_REPLICA = 1u << 1, /* reads the replica p->path */
+	BENCH_MAPS_REPLICA = 1u << 2,  /* reads it through mmap: verification sees whole pages */
+	BENCH_VERIFY_XFER =
+	    1u << 3, /* verifies each read of xfer bytes: xfer must be whole blocks */
+};
+
 struct bench_ops {
 	const char *name; /* the kind's name: "seqread" */
 	const char *what; /* one line for `list` */
+	unsigned caps;	  /* enum bench_cap flags */
 	/*
 	 * In the thread, after it is pinned and before the ready barrier: open files, set up
 	 * private state. Must not do timed work. NULL: nothing to do. 0 or -errno (c->err set).

@@ -254,6 +254,7 @@ static void mmaptouch_teardown(struct bench_ctx *c)
 
 const struct bench_ops bench_mmaptouch = {
     .name = "mmaptouch",
+    .caps = BENCH_READS_REPLICA | BENCH_MAPS_REPLICA,
     .what = "open, mmap read-only, touch each page in order, munmap, close; `passes` times (1b)",
     .setup = mmaptouch_setup,
     .run = mmaptouch_run,

@@ -161,6 +161,7 @@ static void randread_teardown(struct bench_ctx *c)
 
 const struct bench_ops bench_randread = {
     .name = "randread",
+    .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
     .what = "count preads of chunk bytes at random aligned offsets of the replica (2, 3)",
     .setup = randread_setup,
     .run = randread_run,

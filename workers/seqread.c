@@ -182,6 +182,7 @@ static void seqread_teardown(struct bench_ctx *c)
 
 const struct bench_ops bench_seqread = {
     .name = "seqread",
+    .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
     .what = "open, read the replica to EOF in xfer pieces, close; `passes` times (1a)",
     .setup = seqread_setup,
     .run = seqread_run,

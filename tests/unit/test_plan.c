@@ -2,6 +2,7 @@
 /*
  * The plan: which parts run in which order with which parameters, and what is refused.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "check.h"
@@ -136,9 +137,107 @@ static void test_parameters(void)
 	CHECK_STR(p.tests[0].replica, "stagebench.2.256MiB");
 }
 
+/*
+ * Every test and part of the catalogue builds, alone and at every scale: each part's kind is
+ * registered (resolved at plan time), its parameters fit, and the kind's flags agree with
+ * what the test says about its replica.
+ */
+static void test_catalogue(void)
+{
+	static const char *const scales[] = {"spec", "small", "tiny"};
+	char why[512];
+	struct plan p;
+
+	for (size_t sc = 0; sc < sizeof(scales) / sizeof(scales[0]); sc++) {
+		for (size_t i = 0; i < plan_ntests + plan_nparts; i++) {
+			const char *name =
+			    i < plan_ntests ? plan_tests[i].name : plan_parts[i - plan_ntests].name;
+			int rc =
+			    build((const char *const[]){"run", name, "--scale", scales[sc], NULL},
+				  &p, why, sizeof(why));
+			CHECK_MSG(rc == 0, "%s at %s: %s", name, scales[sc], why);
+			for (size_t k = 0; rc == 0 && k < p.nparts; k++) {
+				const struct plan_part *pp = &p.parts[k];
+				bool reads = pp->ops->caps & BENCH_READS_REPLICA;
+				CHECK_MSG(pp->ops && strcmp(pp->ops->name, pp->def->kind) == 0,
+					  "%s: kind %s", pp->def->name, pp->def->kind);
+				CHECK_MSG(reads == p.tests[0].def->has_replica,
+					  "%s: kind %s reads a replica: %d, test has one: %d",
+					  pp->def->name, pp->def->kind, reads,
+					  p.tests[0].def->has_replica);
+			}
+		}
+	}
+	/* Each part belongs to a test of the catalogue. */
+	for (size_t i = 0; i < plan_nparts; i++) {
+		bool found = false;
+		for (size_t t = 0; t < plan_ntests; t++)
+			found = found || strcmp(plan_tests[t].name, plan_parts[i].test) == 0;
+		CHECK_MSG(found, "part %s: no test %s", plan_parts[i].name, plan_parts[i].test);
+	}
+}
+
+/* The names help and errors quote come from the catalogue; the rule on test 3's replica. */
+static void test_names_and_rules(void)
+{
+	char names[128], why[512];
+	struct plan p;
+
+	plan_names(true, names, sizeof(names));
+	CHECK_STR(names, "1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
+	plan_names(false, names, sizeof(names));
+	CHECK_STR(names, "null");
+
+	/* A run at spec scale never creates test 3's replica; prepare does; other scales may. */
+	CHECK(build((const char *const[]){"run", "2", "3", NULL}, &p, why, sizeof(why)) == 0);
+	CHECK(p.tests[0].may_create && !p.tests[1].may_create);
+	CHECK(build((const char *const[]){"prepare", "3", NULL}, &p, why, sizeof(why)) == 0);
+	CHECK(p.tests[0].may_create);
+	CHECK(build((const char *const[]){"run", "3", "--scale", "small", NULL}, &p, why,
+		    sizeof(why)) == 0);
+	CHECK(p.tests[0].may_create);
+	CHECK(plan_build_full(SCALE_SPEC, &p, why, sizeof(why)) == 0);
+	CHECK_U64(p.nparts, 10);
+	for (size_t i = 0; i < p.ntests; i++)
+		CHECK(p.tests[i].may_create);
+
+	/* The run settings are the options', decided once. */
+	CHECK(build((const char *const[]){"run", "2a", "--repeat", "3", "--xfer", "64k", "--seed",
+					  "7", "--interval", "2.5", "--verify", NULL},
+		    &p, why, sizeof(why)) == 0);
+	CHECK_U64(p.run.repeat, 3);
+	CHECK_U64(p.run.xfer, 64 * KiB);
+	CHECK_U64(p.run.seed, 7);
+	CHECK(p.run.has_interval && p.run.interval == 2.5 && p.run.verify && !p.run.start_fixed);
+
+	/* --xfer with --verify must be whole blocks, but not where pages are mapped. */
+	CHECK(build((const char *const[]){"run", "1a", "--xfer", "5000", "--verify", NULL}, &p, why,
+		    sizeof(why)) != 0);
+	CHECK(strstr(why, "--xfer 5000 bytes with --verify") != NULL);
+	CHECK(build((const char *const[]){"run", "1b", "--xfer", "5000", "--verify", NULL}, &p, why,
+		    sizeof(why)) == 0);
+}
+
+/* A test outside the catalogue whose kind is not registered is refused when planned. */
+static void test_unknown_kind(void)
+{
+	static const struct test_def t = {"x", "x_test", false, false, false, false};
+	static const struct part_def parts[] = {
+	    {"xa", "x", "nosuchkind", "nothing", {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+	};
+	char why[512] = "";
+	struct plan p;
+
+	CHECK(plan_build_test(&t, parts, 1, SCALE_TINY, NULL, &p, why, sizeof(why)) == -EINVAL);
+	CHECK_MSG(strstr(why, "unknown kind 'nosuchkind'") != NULL, "%s", why);
+}
+
 int main(void)
 {
 	test_cases();
 	test_parameters();
+	test_catalogue();
+	test_names_and_rules();
+	test_unknown_kind();
 	return check_done();
 }
