@@ -18,8 +18,11 @@
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
+#include "driver/note.h"
 #include "driver/plan.h"
+#include "driver/prepare.h"
 #include "driver/run.h"
+#include "driver/stop.h"
 #include "driver/summary.h"
 #include "util/cpulist.h"
 #include "util/json.h"
@@ -232,7 +235,7 @@ static int main_finish(struct main_env *e, enum outcome out)
 		topo_close(e->topo);
 	if (e->dirfd > 0)
 		close(e->dirfd);
-	run_result_free(&e->res);
+	result_free(&e->res);
 	return outcome_exit_code(out);
 }
 
@@ -251,7 +254,7 @@ static int main_run_fail(struct main_env *e, enum outcome out, const char *why)
 {
 	if (out == OUTCOME_USAGE)
 		return main_fail(e, out, why);
-	run_error(&e->res, "%s", why);
+	note_error(&e->res, "%s", why);
 	e->res.outcome = out;
 	if (e->o.out) {
 		int rc = summary_write_file(&e->res, &e->o, e->o.out, e->o.force);
@@ -327,12 +330,12 @@ static int main_run(struct main_env *e)
 	env.topo = e->topo;
 	env.dirfd = e->dirfd;
 	env.progress = o->progress || (!o->no_progress && !o->quiet && isatty(STDERR_FILENO));
-	run_install_signals();
+	stop_install();
 	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
-		run_error(&e->res, "interrupted by %s",
-			  run_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		note_error(&e->res, "interrupted by %s",
+			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
 	e->res.outcome = out;
 	if (o->format == FORMAT_JSON)
 		summary_json(&e->res, o, stdout, true);
@@ -354,7 +357,7 @@ static int main_run(struct main_env *e)
 static int main_prepare(struct main_env *e)
 {
 	struct options *o = &e->o;
-	char why[1024], a[32], b[32];
+	char why[1024];
 	enum outcome out = OUTCOME_OK;
 
 	if (plan_build(o, &e->plan, why, sizeof(why)))
@@ -371,79 +374,9 @@ static int main_prepare(struct main_env *e)
 	}
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	run_install_signals();
-	for (size_t i = 0; i < e->plan.ntests && !run_stop; i++) {
-		const struct plan_test *pt = &e->plan.tests[i];
-		struct replica_info info;
-		struct bench_error err;
-		int rc;
-
-		if (!pt->def->has_replica) {
-			printf("test %s: no replica to prepare\n", pt->def->name);
-			continue;
-		}
-		rc = replica_probe(e->dirfd, pt->replica, &info);
-		if (rc == 0 && (!info.ours || info.size != pt->file)) {
-			snprintf(why, sizeof(why), "replica '%s/%s' is %s: refusing to replace it",
-				 e->res.dir, pt->replica,
-				 info.ours ? "of the wrong size" : "not a stagebench replica");
-			log_err("%s", why);
-			out = outcome_worse(out, OUTCOME_PRECONDITION);
-			continue;
-		}
-		if (rc && rc != -ENOENT) {
-			log_err("replica '%s/%s': %s", e->res.dir, pt->replica,
-				rc == -EINVAL || rc == -EISDIR
-				    ? "not a regular file (a symbolic link, a directory, a "
-				      "FIFO...): refusing to use or replace it"
-				    : strerror(-rc));
-			out = outcome_worse(out, OUTCOME_PRECONDITION);
-			continue;
-		}
-		if (rc == 0 && !pt->def->recreate && !o->force) {
-			printf("test %s: replica %s/%s (%s, generation %llu) is kept, as the spec "
-			       "allows (--force recreates it)\n",
-			       pt->def->name, e->res.dir, pt->replica,
-			       size_format(info.size, a, sizeof(a)),
-			       (unsigned long long)info.generation);
-			continue;
-		}
-		uint64_t gen = replica_new_generation();
-		uint64_t t0 = clock_mono_ns();
-		memset(&err, 0, sizeof(err));
-		rc = replica_create(e->dirfd, e->res.dir, pt->replica, pt->file, gen,
-				    (unsigned)e->res.tplan.nslots, e->plan.run.xfer, rc == 0,
-				    &run_stop, &err);
-		double s = (double)(clock_mono_ns() - t0) / 1e9;
-		if (rc && run_signal) /* its temporary file is removed; said once below */
-			break;
-		if (rc == -EEXIST && strcmp(err.op, "rename") == 0 &&
-		    replica_probe(e->dirfd, pt->replica, &info) == 0 && info.ours &&
-		    info.size == pt->file) {
-			/* Another process published the same replica first, complete: ours goes. */
-			log_warn(
-			    "test %s: replica %s/%s was created at the same time by another "
-			    "process (generation %llu): kept theirs, discarded this one's copy",
-			    pt->def->name, e->res.dir, pt->replica,
-			    (unsigned long long)info.generation);
-			continue;
-		}
-		if (rc) {
-			char line[700];
-			run_format_error(&err, line, sizeof(line));
-			log_err("test %s: preparing replica: %s", pt->def->name, line);
-			out = outcome_worse(out, OUTCOME_FAILED);
-			continue;
-		}
-		printf("test %s: %s %s/%s (%s, generation %llu) in %.3f s, %s\n", pt->def->name,
-		       info.size ? "recreated" : "created", e->res.dir, pt->replica,
-		       size_format(pt->file, a, sizeof(a)), (unsigned long long)gen, s,
-		       size_format_rate(s > 0 ? (double)pt->file / s : 0, b, sizeof(b)));
-	}
-	if (run_signal) {
-		log_err("interrupted by %s", run_signal == SIGTERM ? "SIGTERM" : "SIGINT");
-		out = run_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
-	}
+	stop_install();
+	out = prepare_command(&e->plan, e->dirfd, e->res.dir, (unsigned)e->res.tplan.nslots,
+			      o->force);
 	return main_finish(e, out);
 }
 
@@ -774,7 +707,7 @@ static int main_check(struct main_env *e)
 	if ((out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	main_clock(e);
-	run_install_signals();
+	stop_install();
 	out = check_node(&e->o, e->topo, e->dirfd, &e->res);
 	return main_finish(e, out);
 }

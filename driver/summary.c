@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver/note.h"
 #include "driver/summary.h"
 #include "util/cpulist.h"
 #include "util/json.h"
@@ -140,7 +141,7 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 				"%-4s %-4s %3u %-7s %10s %10s %10s %10s %13s %10.0f %10s %10s %9s "
 				"%6s\n",
 				tr->pt->def->name, pr->pp->def->name, tr->repetition,
-				run_status_name(pr->status),
+				result_status_name(pr->status),
 				summary_time(pr->node_time_s, a, sizeof(a)),
 				summary_time(pr->thread_time.min, b, sizeof(b)),
 				summary_time(pr->thread_time.median, c, sizeof(c)),
@@ -153,7 +154,7 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 			summary_text_outliers(pr, f);
 		}
 		fprintf(f, "%-4s %-4s %3u %-7s %10s   result = sum of the parts' node times%s\n",
-			tr->pt->def->name, "sum", tr->repetition, run_status_name(tr->status),
+			tr->pt->def->name, "sum", tr->repetition, result_status_name(tr->status),
 			summary_time(tr->result_s, a, sizeof(a)),
 			tr->prepared ? "; replica created before the run" : "");
 	}
@@ -179,7 +180,7 @@ void summary_csv(const struct node_result *res, FILE *f)
 		    "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu,%.1f,%.1f,%.9f,%.9f,%.4f,"
 		    "%.6f\n",
 		    res->node, pr->pt->def->name, pr->repetition, pr->pp->def->name,
-		    run_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
+		    result_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
 		    pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
 		    (unsigned long long)pr->bytes, (unsigned long long)pr->ops,
 		    summary_rate(pr->bytes, pr->node_time_s),
@@ -273,7 +274,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 		json_null(j);
 	json_kv_bool(j, "verified", pr->verified && pr->status <= PART_LATE);
 	json_kv_bool(j, "fsync", pr->fsync);
-	json_kv_string(j, "status", run_status_name(pr->status));
+	json_kv_string(j, "status", result_status_name(pr->status));
 	json_kv_string(j, "error", pr->error[0] ? pr->error : NULL);
 	json_key(j, "per_thread");
 	json_array_begin(j);
@@ -290,7 +291,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 		json_kv_uint(j, "ops", r->ops);
 		json_kv_double(j, "deviation", summary_deviation(pr, r));
 		if (r->rc) {
-			run_format_error(&r->err, err, sizeof(err));
+			note_worker_error(&r->err, err, sizeof(err));
 			json_kv_string(j, "error", err);
 		} else {
 			json_kv_string(j, "error", NULL);
@@ -374,7 +375,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 		json_kv_string(&j, "title", tr->pt->def->title);
 		json_kv_uint(&j, "repetition", tr->repetition);
 		json_kv_double(&j, "result_s", tr->result_s);
-		json_kv_string(&j, "status", run_status_name(tr->status));
+		json_kv_string(&j, "status", result_status_name(tr->status));
 		json_kv_uint(&j, "generation", tr->generation);
 		json_kv_bool(&j, "prepared", tr->prepared);
 		json_kv_double(&j, "prepare_s", tr->prepare_s);

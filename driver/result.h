@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The results of a run on this node (every part, test and thread), and the aggregation of
+ * one part's threads into the part's result: sums, the merged histogram, the node time, the
+ * spread of the releases, the status and a step of the wall clock.
+ */
+#ifndef STAGEBENCH_RESULT_H
+#define STAGEBENCH_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver/outcome.h"
+#include "driver/plan.h"
+#include "platform/clock.h"
+#include "platform/fsinfo.h"
+#include "platform/topo.h"
+#include "util/hist.h"
+#include "util/stats.h"
+#include "workers/bench.h"
+
+enum part_status { PART_OK = 0, PART_LATE, PART_FAILED, PART_SKIPPED, PART_INTERRUPTED };
+
+struct thread_result {
+	unsigned index;
+	unsigned cpu;	   /* the PU it was bound to */
+	unsigned core;	   /* logical core index */
+	int cpu_seen;	   /* sched_getcpu() after binding, -1 unknown */
+	bool ran;	   /* released and ran the timed part */
+	double release_at; /* wall clock, epoch seconds */
+	double time_s;	   /* release to end of its last operation, monotonic */
+	uint64_t bytes, ops, pages, files, retries;
+	int rc; /* 0, or -errno of its first error */
+	struct bench_error err;
+};
+
+struct part_result {
+	const struct plan_part *pp;
+	const struct plan_test *pt;
+	unsigned repetition;		/* 1-based */
+	char file[BENCH_PATH_MAX + 80]; /* dir (< BENCH_PATH_MAX) + "/" + replica name (< 64) */
+	uint64_t generation;
+	uint64_t xfer;
+	double scheduled_at; /* the start instant this part was given */
+	double start_at;     /* the start instant used (later than scheduled when late) */
+	double late_by_s;
+	double clock_step_s; /* the wall clock stepped by this much in the part (0: none seen) */
+	double node_time_s;
+	double release_spread_s;
+	struct stats_summary thread_time;
+	uint64_t bytes, ops, pages, files, retries;
+	double residency; /* fraction of the replica in this node's page cache at the release, <0
+			     n/a */
+	bool verified, fsync;
+	enum part_status status;
+	char error[600];   /* first error, one line */
+	struct hist *hist; /* merged over threads */
+	struct thread_result *threads;
+	size_t nthreads;
+};
+
+struct test_result {
+	const struct plan_test *pt;
+	unsigned repetition;
+	double result_s; /* sum of its parts' node times */
+	enum part_status status;
+	bool prepared; /* the replica was created by this run (untimed) */
+	double prepare_s;
+	uint64_t generation;
+	size_t first_part, nparts; /* its parts in node_result.parts */
+	char error[600];
+};
+
+struct node_result {
+	char node[65];
+	char host[256];
+	char dir[BENCH_PATH_MAX];
+	char run_tag[32];
+	uint64_t seed;
+	double started_at; /* wall clock when the command began */
+	double start_at;   /* T of the first part */
+	struct fs_info fs;
+	bool fs_ok;
+	struct clock_ntp ntp;
+	bool ntp_ok;
+	struct topo_plan tplan;
+	struct test_result *tests;
+	size_t ntests;
+	struct part_result *parts;
+	size_t nparts;
+	enum outcome outcome;
+	char *errors[64];
+	size_t nerrors;
+	char *warnings[16]; /* what did not fail the run but may matter: a clock step */
+	size_t nwarnings;
+};
+
+/* One thread's share of a part, as its thread left it for the aggregation. */
+struct result_thread {
+	struct thread_result res;
+	struct hist *hist;     /* its latencies (owned by the thread) */
+	uint64_t release_mono; /* monotonic ns at its release */
+};
+
+/*
+ * The wall and the monotonic clock read together when the part's start was decided (0) and
+ * after every thread was done (1).
+ */
+struct result_clocks {
+	double wall0, wall1;
+	uint64_t mono0, mono1;
+};
+
+/* A difference this large between wall and monotonic elapsed time is a step of the wall clock. */
+#define RESULT_STEP_MIN_S 0.1
+
+/*
+ * Fold the n threads of a part into pr (whose start_at and status the run loop set): sums,
+ * the merged histogram, per-thread copies, node time, release spread, thread time summary,
+ * the first error, a clock step (a warning in res), and the final status (interrupted when
+ * signal is set and the part was stopped, failed when a thread failed or did not run).
+ * Every thread error is also an error line of res.
+ */
+void result_aggregate(struct part_result *pr, const struct result_thread *t, size_t n,
+		      const struct result_clocks *c, bool stopped, int signal,
+		      struct node_result *res);
+
+/* Free what the results allocated (parts' threads and histograms, the lines, the plan). */
+void result_free(struct node_result *res);
+
+const char *result_status_name(enum part_status s);
+
+#endif

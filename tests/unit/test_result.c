@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit test of driver/result: a part's result folded from synthetic thread results (sums,
+ * merged histogram, node time from T, release spread, thread times, the first error, the
+ * status) and a step of the wall clock seen between the two clock pairs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "driver/result.h"
+
+#define NTHREADS 3
+#define T0	 1700000000.0 /* the part's start instant, epoch seconds */
+#define MONO0	 5000000000ull
+
+static const struct part_def def = {"2a", "2", "randread", "N random aligned reads of M", {{0}}};
+static const struct plan_part pp = {&def, NULL, {10, 4096, 1 << 20, 0}};
+static struct hist hists[NTHREADS];
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
+
+/*
+ * Thread i released at T + 1 ms + i x 100 us, ran 1 + i/2 s, read (i + 1) MiB in i + 1
+ * operations of 1 ms each. The clocks were read 1 ms before T and 10 ms after the last end.
+ */
+static void test_result_fill(struct result_thread *t, struct result_clocks *c, double step_s)
+{
+	memset(t, 0, NTHREADS * sizeof(*t));
+	for (unsigned i = 0; i < NTHREADS; i++) {
+		struct thread_result *r = &t[i].res;
+		double rel = 0.001 + i * 0.0001;
+
+		hist_init(&hists[i]);
+		for (unsigned k = 0; k <= i; k++)
+			hist_record(&hists[i], 1000000);
+		t[i].hist = &hists[i];
+		t[i].release_mono = MONO0 + (uint64_t)((rel + 0.001) * 1e9);
+		r->index = i;
+		r->ran = true;
+		r->release_at = T0 + rel;
+		r->time_s = 1.0 + i * 0.5;
+		r->bytes = (i + 1) * 1048576ull;
+		r->ops = i + 1;
+	}
+	c->wall0 = T0 - 0.001;
+	c->mono0 = MONO0;
+	c->wall1 = T0 + 2.0122 + step_s;
+	c->mono1 = MONO0 + (uint64_t)(2.0132 * 1e9);
+}
+
+static void test_result_part(struct part_result *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->pp = &pp;
+	pr->start_at = T0;
+}
+
+static void test_result_sums(void)
+{
+	struct result_thread t[NTHREADS];
+	struct result_clocks c;
+	struct node_result res;
+	struct part_result pr;
+
+	memset(&res, 0, sizeof(res));
+	test_result_fill(t, &c, 0);
+	test_result_part(&pr);
+	result_aggregate(&pr, t, NTHREADS, &c, false, 0, &res);
+	CHECK(pr.status == PART_OK);
+	CHECK_U64(pr.bytes, 6 * 1048576ull);
+	CHECK_U64(pr.ops, 6);
+	CHECK_U64(pr.nthreads, NTHREADS);
+	CHECK(pr.hist && pr.hist->count == 6);
+	CHECK(pr.threads && pr.threads[2].time_s == 2.0);
+	/* From T to the end of the last thread: 1 ms + 200 us + 2 s. */
+	CHECK_MSG(near(pr.node_time_s, 2.0012), "node time %.9f", pr.node_time_s);
+	CHECK_MSG(near(pr.release_spread_s, 0.0002), "spread %.9f", pr.release_spread_s);
+	CHECK(near(pr.thread_time.min, 1.0) && near(pr.thread_time.median, 1.5) &&
+	      near(pr.thread_time.max, 2.0));
+	CHECK(pr.clock_step_s == 0 && res.nwarnings == 0 && res.nerrors == 0);
+	free(pr.threads);
+	free(pr.hist);
+
+	/* Stopped by a signal: interrupted; a thread that did not run: failed. */
+	test_result_part(&pr);
+	result_aggregate(&pr, t, NTHREADS, &c, true, SIGINT, &res);
+	CHECK(pr.status == PART_INTERRUPTED);
+	free(pr.threads);
+	free(pr.hist);
+	t[1].res.ran = false;
+	test_result_part(&pr);
+	result_aggregate(&pr, t, NTHREADS, &c, true, 0, &res);
+	CHECK(pr.status == PART_FAILED);
+	CHECK(near(pr.thread_time.median, 1.5) && near(pr.thread_time.max, 2.0));
+	free(pr.threads);
+	free(pr.hist);
+	result_free(&res);
+}
+
+/* The first thread error is the part's error; every one is an error line of the node. */
+static void test_result_errors(void)
+{
+	struct result_thread t[NTHREADS];
+	struct result_clocks c;
+	struct node_result res;
+	struct part_result pr;
+
+	memset(&res, 0, sizeof(res));
+	test_result_fill(t, &c, 0);
+	for (unsigned i = 1; i < NTHREADS; i++) {
+		t[i].res.rc = -EIO;
+		t[i].res.err.errnum = EIO;
+		snprintf(t[i].res.err.op, sizeof(t[i].res.err.op), "read");
+		snprintf(t[i].res.err.path, sizeof(t[i].res.err.path), "/stage/r");
+		t[i].res.err.has_offset = true;
+		t[i].res.err.offset = 4096 * i;
+	}
+	test_result_part(&pr);
+	result_aggregate(&pr, t, NTHREADS, &c, true, 0, &res);
+	CHECK(pr.status == PART_FAILED);
+	CHECK_STR(pr.error, "thread 1: read '/stage/r' at 4096: Input/output error");
+	CHECK_U64(res.nerrors, 2);
+	if (res.nerrors == 2)
+		CHECK_STR(res.errors[1],
+			  "2a thread 2: read '/stage/r' at 8192: Input/output error");
+	free(pr.threads);
+	free(pr.hist);
+	result_free(&res);
+}
+
+/* A wall clock step of +0.5 s during the part: recorded and warned, durations unchanged. */
+static void test_result_clock_step(void)
+{
+	struct result_thread t[NTHREADS];
+	struct result_clocks c;
+	struct node_result res;
+	struct part_result pr;
+
+	memset(&res, 0, sizeof(res));
+	test_result_fill(t, &c, 0.5);
+	test_result_part(&pr);
+	result_aggregate(&pr, t, NTHREADS, &c, false, 0, &res);
+	CHECK_MSG(near(pr.clock_step_s, 0.5), "step %.6f", pr.clock_step_s);
+	CHECK(near(pr.node_time_s, 2.0012));
+	CHECK_U64(res.nwarnings, 1);
+	if (res.nwarnings)
+		CHECK(strstr(res.warnings[0], "2a: the wall clock stepped by +0.500 s during the "
+					      "part") != NULL);
+	free(pr.threads);
+	free(pr.hist);
+	result_free(&res);
+}
+
+int main(void)
+{
+	CHECK_STR(result_status_name(PART_LATE), "late");
+	test_result_sums();
+	test_result_errors();
+	test_result_clock_step();
+	return check_done();
+}
