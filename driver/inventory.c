@@ -14,6 +14,7 @@
 
 #include "driver/inventory.h"
 #include "platform/fsinfo.h"
+#include "util/log.h"
 #include "workers/replica.h"
 
 static const char inventory_prefix[] = "stagebench.";
@@ -35,6 +36,23 @@ static bool inventory_is_replica_name(const char *name, bool *temp)
 	return false;
 }
 
+/* A stream of the entries of dirfd, from the start, that leaves dirfd open. 0 or -errno. */
+static int inventory_opendir(int dirfd, DIR **d)
+{
+	int fd = dup(dirfd);
+	int rc;
+
+	*d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (*d) {
+		rewinddir(*d);
+		return 0;
+	}
+	rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static int inventory_cmp(const void *a, const void *b)
 {
 	const struct inventory_entry *x = a, *y = b;
@@ -48,20 +66,14 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
 {
 	struct inventory_entry *v = NULL;
 	size_t count = 0, cap = 0;
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d;
 	struct dirent *de;
-	int rc = 0;
+	int rc = inventory_opendir(dirfd, &d);
 
 	*out = NULL;
 	*n = 0;
-	if (!d) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
+	if (rc)
 		return rc;
-	}
-	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {
 		bool temp = false;
 		struct stat st;
@@ -165,4 +177,67 @@ void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *
 	}
 	*bytes = __builtin_add_overflow(b, b4, bytes) ? UINT64_MAX : *bytes;
 	*inodes = __builtin_add_overflow(n, n4, inodes) ? UINT64_MAX : *inodes;
+}
+
+/* Does a directory entry belong to the tests being cleaned? "stagebench.<test>." prefix. */
+static bool inventory_clean_match(const struct plan *p, const char *name)
+{
+	if (strncmp(name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
+		return false;
+	name += sizeof(inventory_prefix) - 1;
+	for (size_t i = 0; i < p->ntests; i++) {
+		const struct plan_test *pt = &p->tests[i];
+		if (pt->def->has_replica) {
+			size_t n = strlen(pt->def->name);
+			if (strncmp(name, pt->def->name, n) == 0 && name[n] == '.')
+				return true;
+			continue;
+		}
+		for (size_t k = 0; k < pt->nparts; k++) {
+			const char *part = p->parts[pt->first + k].def->name;
+			size_t n = strlen(part);
+			if (strncmp(name, part, n) == 0 && name[n] == '.')
+				return true;
+		}
+	}
+	return false;
+}
+
+enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, bool dry_run)
+{
+	enum outcome out = OUTCOME_OK;
+	size_t removed = 0, kept = 0;
+	struct dirent *de;
+	DIR *d;
+	int rc = inventory_opendir(dirfd, &d);
+
+	if (rc) {
+		log_err("cannot list '%s': %s", dir, strerror(-rc));
+		return OUTCOME_PRECONDITION;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!inventory_clean_match(p, de->d_name))
+			continue;
+		int ours = replica_is_ours(dirfd, de->d_name);
+		if (ours != 1) {
+			printf("left alone: %s/%s (%s)\n", dir, de->d_name,
+			       ours < 0 ? strerror(-ours) : "not a stagebench file");
+			kept++;
+			continue;
+		}
+		if (dry_run) {
+			printf("would remove: %s/%s\n", dir, de->d_name);
+			continue;
+		}
+		if (unlinkat(dirfd, de->d_name, 0) != 0) {
+			log_err("cannot remove '%s/%s': %s", dir, de->d_name, strerror(errno));
+			out = OUTCOME_FAILED;
+			continue;
+		}
+		printf("removed: %s/%s\n", dir, de->d_name);
+		removed++;
+	}
+	closedir(d);
+	printf("%zu file%s removed, %zu left alone\n", removed, removed == 1 ? "" : "s", kept);
+	return out;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "driver/outcome.h"
 #include "driver/plan.h"
 
 enum inventory_kind {
@@ -42,5 +43,12 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
  */
 void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,
 		     uint64_t *inodes);
+
+/*
+ * The `clean` command: remove the files of the plan's tests (of every scale: "stagebench.
+ * <test>." for replica tests, "stagebench.<part>." for the others) whose header is
+ * stagebench's, or with dry_run say which would go; other files are named and left alone.
+ */
+enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, bool dry_run);
 
 #endif

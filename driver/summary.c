@@ -302,6 +302,53 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_object_end(j);
 }
 
+void summary_json_fs(struct json *j, const struct node_result *res, bool totals)
+{
+	const struct fs_info *fs = &res->fs;
+
+	json_object_begin(j);
+	json_kv_string(j, "type", res->fs_ok ? fs->type : NULL);
+	json_kv_string(j, "source", res->fs_ok ? fs->source : NULL);
+	json_kv_string(j, "mountpoint", res->fs_ok ? fs->mountpoint : NULL);
+	json_kv_string(j, "options", res->fs_ok ? fs->options : NULL);
+	if (totals)
+		json_kv_uint(j, "bytes_total", fs->bytes_total);
+	json_kv_uint(j, "bytes_free", fs->bytes_free);
+	if (totals)
+		json_kv_uint(j, "inodes_total", fs->inodes_total);
+	json_kv_uint(j, "inodes_free", fs->inodes_free);
+	json_object_end(j);
+}
+
+void summary_json_clock(struct json *j, const struct node_result *res, bool now)
+{
+	json_object_begin(j);
+	json_kv_bool(j, "ntp_synchronized", res->ntp_ok && res->ntp.synchronized);
+	json_kv_int(j, "maxerror_us", res->ntp.maxerror_us);
+	json_kv_int(j, "esterror_us", res->ntp.esterror_us);
+	json_kv_int(j, "state", res->ntp.state);
+	json_kv_string(j, "clocksource", res->ntp.clocksource);
+	if (now)
+		json_kv_double(j, "now", clock_wall());
+	json_object_end(j);
+}
+
+void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
+{
+	json_array_begin(j);
+	for (size_t i = 0; i < tp->nslots; i++) {
+		json_object_begin(j);
+		json_kv_uint(j, "index", i);
+		json_kv_uint(j, "cpu", tp->slots[i].pu);
+		json_kv_uint(j, "core", tp->slots[i].core);
+		json_kv_uint(j, "package", tp->slots[i].package);
+		if (smt)
+			json_kv_uint(j, "smt", tp->slots[i].smt);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
 {
 	struct json j;
@@ -314,22 +361,9 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_kv_string(&j, "host", res->host);
 	json_kv_string(&j, "dir", res->dir);
 	json_key(&j, "fs");
-	json_object_begin(&j);
-	json_kv_string(&j, "type", res->fs_ok ? res->fs.type : NULL);
-	json_kv_string(&j, "source", res->fs_ok ? res->fs.source : NULL);
-	json_kv_string(&j, "mountpoint", res->fs_ok ? res->fs.mountpoint : NULL);
-	json_kv_string(&j, "options", res->fs_ok ? res->fs.options : NULL);
-	json_kv_uint(&j, "bytes_free", res->fs.bytes_free);
-	json_kv_uint(&j, "inodes_free", res->fs.inodes_free);
-	json_object_end(&j);
+	summary_json_fs(&j, res, false);
 	json_key(&j, "clock");
-	json_object_begin(&j);
-	json_kv_bool(&j, "ntp_synchronized", res->ntp_ok && res->ntp.synchronized);
-	json_kv_int(&j, "maxerror_us", res->ntp.maxerror_us);
-	json_kv_int(&j, "esterror_us", res->ntp.esterror_us);
-	json_kv_int(&j, "state", res->ntp.state);
-	json_kv_string(&j, "clocksource", res->ntp.clocksource);
-	json_object_end(&j);
+	summary_json_clock(&j, res, false);
 	json_key(&j, "run");
 	json_object_begin(&j);
 	json_kv_string(&j, "command", options_command_name(o->cmd));
@@ -355,16 +389,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_kv_bool(&j, "fsync", o->fsync);
 	json_object_end(&j);
 	json_key(&j, "threads");
-	json_array_begin(&j);
-	for (size_t i = 0; i < res->tplan.nslots; i++) {
-		json_object_begin(&j);
-		json_kv_uint(&j, "index", i);
-		json_kv_uint(&j, "cpu", res->tplan.slots[i].pu);
-		json_kv_uint(&j, "core", res->tplan.slots[i].core);
-		json_kv_uint(&j, "package", res->tplan.slots[i].package);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	summary_json_threads(&j, &res->tplan, false);
 	json_key(&j, "tests");
 	json_array_begin(&j);
 	for (size_t i = 0; i < res->ntests; i++) {

@@ -10,6 +10,7 @@
 
 #include "driver/options.h"
 #include "driver/run.h"
+#include "util/json.h"
 
 #define SUMMARY_SCHEMA "stagebench.node/1"
 /* A thread whose time is more than this fraction off the part's median is marked. */
@@ -21,6 +22,14 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 void summary_csv(const struct node_result *res, FILE *f);
 /* The CPUs of a thread plan as a compact ascending list ("0-3,8"). */
 void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
+/*
+ * The JSON values the summary shares with `info`: the filesystem of the directory (with
+ * totals: bytes_total and inodes_total too), the clock and its NTP state (with now: the wall
+ * clock's reading), the thread plan (with smt: each core's number of allowed PUs).
+ */
+void summary_json_fs(struct json *j, const struct node_result *res, bool totals);
+void summary_json_clock(struct json *j, const struct node_result *res, bool now);
+void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt);
 /* The one line on the clock and its NTP state. */
 void summary_text_clock(const struct node_result *res, FILE *f);
 

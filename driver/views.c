@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The views of list, info and the dry run. The JSON blocks they share with the summary
+ * (clock, filesystem, threads) are the summary's writers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/inventory.h"
+#include "driver/summary.h"
+#include "driver/views.h"
+#include "platform/clock.h"
+#include "util/json.h"
+#include "util/size.h"
+#include "workers/replica.h"
+
+/* The catalogue as JSON: each test with its parts and flags, each part with its line. */
+static void views_list_json(struct json *j, enum scale scale)
+{
+	json_object_begin(j);
+	json_kv_string(j, "schema", "stagebench.catalogue/1");
+	json_kv_string(j, "version", STAGEBENCH_VERSION);
+	json_kv_string(j, "scale", options_scale_name(scale));
+	json_key(j, "tests");
+	json_array_begin(j);
+	for (size_t i = 0; i < plan_ntests; i++) {
+		const struct test_def *t = &plan_tests[i];
+		json_object_begin(j);
+		json_kv_string(j, "test", t->name);
+		json_kv_string(j, "title", t->title);
+		json_key(j, "parts");
+		json_array_begin(j);
+		for (size_t k = 0; k < plan_nparts; k++) {
+			if (strcmp(plan_parts[k].test, t->name) == 0)
+				json_string(j, plan_parts[k].name);
+		}
+		json_array_end(j);
+		json_kv_bool(j, "has_replica", t->has_replica);
+		json_kv_bool(j, "recreate", t->recreate);
+		json_kv_bool(j, "needs_prepare", t->needs_prepare);
+		json_kv_bool(j, "in_all", t->in_all);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_key(j, "parts");
+	json_array_begin(j);
+	for (size_t i = 0; i < plan_nparts; i++) {
+		const struct part_def *d = &plan_parts[i];
+		const struct part_params *p = &d->scale[scale];
+		json_object_begin(j);
+		json_kv_string(j, "part", d->name);
+		json_kv_string(j, "test", d->test);
+		json_kv_string(j, "kind", d->kind);
+		json_kv_uint(j, "count", p->count);
+		json_kv_uint(j, "chunk_bytes", p->chunk);
+		json_kv_uint(j, "file_bytes", p->file);
+		json_kv_uint(j, "passes", p->passes);
+		json_kv_string(j, "what", d->what);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
+int views_list(enum scale scale, enum format format, FILE *f)
+{
+	char a[32], b[32];
+
+	if (format == FORMAT_JSON) {
+		struct json j;
+		json_init(&j, f, true);
+		views_list_json(&j, scale);
+		return json_finish(&j);
+	}
+	if (format == FORMAT_CSV)
+		fprintf(f, "part,test,kind,count,chunk_bytes,file_bytes,passes\n");
+	else
+		fprintf(f, "scale %s\n%-4s %-4s %-10s %8s %10s %10s %7s  %s\n",
+			options_scale_name(scale), "part", "test", "kind", "N", "M", "file",
+			"passes", "what");
+	for (size_t i = 0; i < plan_nparts; i++) {
+		const struct part_def *d = &plan_parts[i];
+		const struct part_params *p = &d->scale[scale];
+		if (format == FORMAT_CSV) {
+			fprintf(f, "%s,%s,%s,%llu,%llu,%llu,%llu\n", d->name, d->test, d->kind,
+				(unsigned long long)p->count, (unsigned long long)p->chunk,
+				(unsigned long long)p->file, (unsigned long long)p->passes);
+			continue;
+		}
+		char n[24] = "-", pa[24] = "-";
+		if (p->count)
+			snprintf(n, sizeof(n), "%llu", (unsigned long long)p->count);
+		if (p->passes)
+			snprintf(pa, sizeof(pa), "%llu", (unsigned long long)p->passes);
+		fprintf(f, "%-4s %-4s %-10s %8s %10s %10s %7s  %s\n", d->name, d->test, d->kind, n,
+			p->chunk ? size_format(p->chunk, a, sizeof(a)) : "-",
+			p->file ? size_format(p->file, b, sizeof(b)) : "-", pa, d->what);
+	}
+	return 0;
+}
+
+static const char *const views_inventory_kinds[] = {
+    [INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
+
+/* The stagebench files in the directory: how big, which generation, how old, how cached. */
+static void views_info_files_text(const struct node_result *res, int dirfd, FILE *f)
+{
+	struct inventory_entry *v;
+	size_t n;
+	char a[32];
+	double now = clock_wall();
+
+	if (inventory_scan(dirfd, res->dir, &v, &n) != 0)
+		return;
+	fprintf(f, "stagebench files in %s: %zu\n", res->dir, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct inventory_entry *e = &v[i];
+		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", views_inventory_kinds[e->kind],
+			e->name, size_format(e->size, a, sizeof(a)), now - e->mtime);
+		if (e->kind == INV_REPLICA && e->ours)
+			fprintf(f, "  generation %llu, %.0f%% in page cache",
+				(unsigned long long)e->generation, e->residency * 100.0);
+		else if (!e->ours)
+			fprintf(f, "  not a valid stagebench file");
+		fputc('\n', f);
+	}
+	free(v);
+}
+
+static void views_info_files_json(struct json *j, const struct node_result *res, bool has_dir,
+				  int dirfd)
+{
+	struct inventory_entry *v = NULL;
+	size_t n = 0;
+	double now = clock_wall();
+
+	json_key(j, "files");
+	if (!has_dir || inventory_scan(dirfd, res->dir, &v, &n) != 0) {
+		json_null(j);
+		return;
+	}
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct inventory_entry *e = &v[i];
+		json_object_begin(j);
+		json_kv_string(j, "name", e->name);
+		json_kv_string(j, "kind", views_inventory_kinds[e->kind]);
+		json_kv_bool(j, "ours", e->ours);
+		json_kv_uint(j, "bytes", e->size);
+		json_kv_uint(j, "generation", e->generation);
+		json_kv_double(j, "age_s", now - e->mtime);
+		json_key(j, "cache_residency");
+		if (e->residency >= 0)
+			json_double(j, e->residency);
+		else
+			json_null(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	free(v);
+}
+
+static int views_info_json(const struct node_result *res, bool has_dir, int dirfd,
+			   const char *allowed_cpus, FILE *f)
+{
+	const struct topo_plan *tp = &res->tplan;
+	struct json j;
+
+	json_init(&j, f, true);
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", "stagebench.info/1");
+	json_kv_string(&j, "version", STAGEBENCH_VERSION);
+	json_kv_string(&j, "node", res->node);
+	json_kv_string(&j, "host", res->host);
+	json_key(&j, "topology");
+	json_object_begin(&j);
+	json_kv_uint(&j, "machine_pus", tp->machine_pus);
+	json_kv_uint(&j, "allowed_pus", tp->allowed_pus);
+	json_kv_uint(&j, "allowed_cores", tp->allowed_cores);
+	json_kv_string(&j, "allowed_cpus", allowed_cpus);
+	json_kv_bool(&j, "restricted", tp->restricted);
+	json_object_end(&j);
+	json_key(&j, "threads");
+	summary_json_threads(&j, tp, true);
+	json_key(&j, "clock");
+	summary_json_clock(&j, res, true);
+	json_kv_string(&j, "dir", has_dir ? res->dir : NULL);
+	json_key(&j, "fs");
+	if (has_dir && res->fs_ok)
+		summary_json_fs(&j, res, true);
+	else
+		json_null(&j);
+	views_info_files_json(&j, res, has_dir, dirfd);
+	json_object_end(&j);
+	return json_finish(&j);
+}
+
+int views_info(const struct node_result *res, bool has_dir, int dirfd, const char *allowed_cpus,
+	       enum format format, FILE *f)
+{
+	const struct topo_plan *tp = &res->tplan;
+	char a[32], b[32];
+
+	if (format == FORMAT_JSON)
+		return views_info_json(res, has_dir, dirfd, allowed_cpus, f);
+	fprintf(f, "stagebench %s on node %s (host %s)\n", STAGEBENCH_VERSION, res->node,
+		res->host);
+	fprintf(f, "topology: %zu PUs in the machine; allowed: CPUs %s (%zu PUs on %zu cores)%s\n",
+		tp->machine_pus, allowed_cpus, tp->allowed_pus, tp->allowed_cores,
+		tp->restricted ? ", restricted by the inherited binding" : "");
+	fprintf(f, "thread plan: %zu thread%s\n", tp->nslots, tp->nslots == 1 ? "" : "s");
+	for (size_t i = 0; i < tp->nslots; i++)
+		fprintf(f, "  thread %zu -> package %u, core %u -> CPU %u%s\n", i,
+			tp->slots[i].package, tp->slots[i].core, tp->slots[i].pu,
+			tp->slots[i].smt > 1 ? " (core has SMT siblings)" : "");
+	summary_text_clock(res, f);
+	if (has_dir && res->fs_ok)
+		fprintf(f,
+			"dir: %s\n  filesystem %s, source %s, mounted on %s\n  options %s\n"
+			"  %s free of %s, %llu inodes free\n",
+			res->dir, res->fs.type, res->fs.source, res->fs.mountpoint, res->fs.options,
+			size_format(res->fs.bytes_free, a, sizeof(a)),
+			size_format(res->fs.bytes_total, b, sizeof(b)),
+			(unsigned long long)res->fs.inodes_free);
+	else if (!has_dir)
+		fprintf(f, "dir: none given (--dir or STAGEBENCH_DIR)\n");
+	if (has_dir)
+		views_info_files_text(res, dirfd, f);
+	return 0;
+}
+
+/* A part of a dry run: what it does, and how much per thread and per node. */
+static void views_dry_part(const struct plan_part *pp, uint64_t threads, FILE *f)
+{
+	char a[32], b[32], c[32];
+	uint64_t per = pp->p.passes ? pp->p.passes * pp->p.file : pp->p.count * pp->p.chunk;
+
+	fprintf(f, "  part %s: %s", pp->def->name, pp->def->what);
+	if (pp->p.count)
+		fprintf(f, ", N=%llu M=%s", (unsigned long long)pp->p.count,
+			size_format(pp->p.chunk, a, sizeof(a)));
+	if (pp->p.passes)
+		fprintf(f, ", PASSES=%llu", (unsigned long long)pp->p.passes);
+	fprintf(f, "; %s %s per thread, %s per node\n",
+		pp->ops->caps & BENCH_WRITES_FILES ? "writes" : "reads",
+		size_format(per, b, sizeof(b)), size_format(per * threads, c, sizeof(c)));
+}
+
+void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
+		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f)
+{
+	char cpus[256], a[32];
+	uint64_t threads = res->tplan.nslots;
+
+	summary_cpus(&res->tplan, cpus, sizeof(cpus));
+	fprintf(f, "dry run: %s on node %s, %llu thread%s on CPUs %s, dir %s\n",
+		options_command_name(cmd), res->node, (unsigned long long)threads,
+		threads == 1 ? "" : "s", cpus, res->dir);
+	for (size_t i = 0; i < threads; i++)
+		fprintf(f, "  thread %zu -> core %u -> CPU %u\n", i, res->tplan.slots[i].core,
+			res->tplan.slots[i].pu);
+	if (cmd == CMD_RUN) {
+		fprintf(f, "first start at %.3f (in %.1f s), then ", res->start_at,
+			res->start_at - clock_wall());
+		if (p->run.has_interval)
+			fprintf(f, "part k at start + k x %.3f s\n", p->run.interval);
+		else
+			fprintf(f, "each part right after the previous one\n");
+	}
+	for (size_t r = 1; r <= (cmd == CMD_RUN ? p->run.repeat : 1); r++) {
+		for (size_t i = 0; i < p->ntests; i++) {
+			const struct plan_test *pt = &p->tests[i];
+			struct replica_info info;
+
+			if (pt->def->has_replica) {
+				bool there = replica_probe(dirfd, pt->replica, &info) == 0;
+				const char *act =
+				    !there			 ? "create"
+				    : r > 1 && pt->def->recreate ? "recreate"
+				    : cmd == CMD_PREPARE && (pt->def->recreate || force)
+					? "recreate"
+					: "use";
+				fprintf(f, "test %s rep %zu: %s replica %s/%s (%s)\n",
+					pt->def->name, r, act, res->dir, pt->replica,
+					size_format(pt->file, a, sizeof(a)));
+			}
+			if (cmd != CMD_RUN)
+				continue;
+			for (size_t k = 0; k < pt->nparts; k++)
+				views_dry_part(&p->parts[pt->first + k], threads, f);
+		}
+	}
+	fprintf(f, "space needed in %s: %s and %llu inodes; nothing was done\n", res->dir,
+		size_format(bytes, a, sizeof(a)), (unsigned long long)inodes);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The views of the commands other than a run's summary: `list` (the catalogue), `info`,
+ * the dry run of `run` and `prepare`. Text for people, JSON (and CSV for list) for tools.
+ */
+#ifndef STAGEBENCH_VIEWS_H
+#define STAGEBENCH_VIEWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "driver/options.h"
+#include "driver/plan.h"
+#include "driver/result.h"
+
+/* The catalogue at scale ("stagebench.catalogue/1" in JSON). 0, or -EIO when writing failed. */
+int views_list(enum scale scale, enum format format, FILE *f);
+
+/*
+ * The node: topology (allowed_cpus as a list), thread plan, clock, and with has_dir the
+ * filesystem and the stagebench files of res->dir (dirfd). 0, or -EIO.
+ */
+int views_info(const struct node_result *res, bool has_dir, int dirfd, const char *allowed_cpus,
+	       enum format format, FILE *f);
+
+/*
+ * What cmd (run or prepare) would do with plan: threads, start, each replica's fate (force:
+ * prepare recreates every replica), each part's volume, and the bytes and inodes needed.
+ */
+void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
+		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f);
+
+#endif
