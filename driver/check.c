@@ -16,32 +16,21 @@
 #include "driver/inventory.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
+#include "driver/views.h"
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
-#include "util/json.h"
 #include "util/log.h"
 #include "util/size.h"
 #include "util/stats.h"
 #include "workers/replica.h"
 
-enum check_level { CHECK_OK = 0, CHECK_WARN, CHECK_FAIL };
+const char *check_level_name(enum check_level level)
+{
+	static const char *const names[] = {"ok", "warn", "fail"};
 
-struct check_finding {
-	enum check_level level;
-	const char *area;
-	char name[32];
-	char message[600];
-};
-
-#define CHECK_MAX 128
-
-struct check_report {
-	struct check_finding f[CHECK_MAX];
-	size_t n;
-};
-
-static const char *const check_level_names[] = {"ok", "warn", "fail"};
+	return names[level];
+}
 
 static void check_add(struct check_report *r, enum check_level level, const char *area,
 		      const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -363,43 +352,6 @@ out:
 	free(sorted);
 }
 
-static void check_print(const struct check_report *r, const struct options *o,
-			const struct node_result *res, enum outcome out)
-{
-	if (o->format == FORMAT_JSON) {
-		struct json j;
-		json_init(&j, stdout, true);
-		json_object_begin(&j);
-		json_kv_string(&j, "schema", "stagebench.check/1");
-		json_kv_string(&j, "version", STAGEBENCH_VERSION);
-		json_kv_string(&j, "node", res->node);
-		json_kv_string(&j, "host", res->host);
-		json_kv_string(&j, "dir", res->dir);
-		json_kv_double(&j, "at", clock_wall());
-		json_key(&j, "findings");
-		json_array_begin(&j);
-		for (size_t i = 0; i < r->n; i++) {
-			json_object_begin(&j);
-			json_kv_string(&j, "area", r->f[i].area);
-			json_kv_string(&j, "check", r->f[i].name);
-			json_kv_string(&j, "status", check_level_names[r->f[i].level]);
-			json_kv_string(&j, "message", r->f[i].message);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_kv_string(&j, "status", out == OUTCOME_OK ? "ok" : "fail");
-		json_kv_int(&j, "exit_code", outcome_exit_code(out));
-		json_object_end(&j);
-		json_finish(&j);
-		return;
-	}
-	printf("stagebench check of node %s, dir %s\n", res->node, res->dir);
-	for (size_t i = 0; i < r->n; i++)
-		printf("%-4s  %-8s %-12s %s\n", check_level_names[r->f[i].level], r->f[i].area,
-		       r->f[i].name, r->f[i].message);
-	printf("%s\n", out == OUTCOME_OK ? "node ok" : "node FAILED the check");
-}
-
 enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 			struct node_result *res)
 {
@@ -426,7 +378,7 @@ enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 		if (r->f[i].level == CHECK_FAIL)
 			out = OUTCOME_FAILED;
 	}
-	check_print(r, o, res, out);
+	views_check(r, (enum format)o->format, res, out, stdout);
 	free(r);
 	return out;
 }

@@ -212,9 +212,7 @@ const char *options_format_name(enum format f)
 	return options_choice_at(FIELD(format), f, names, FORMAT_COUNT);
 }
 
-static void options_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void options_why(char *why, size_t whylen, const char *fmt, ...)
+void options_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -262,6 +260,18 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 	}
 }
 
+/* Whether a parsed number (rc from its parser) is malformed or out of d's range; why says so. */
+static bool options_number_bad(const struct opt_def *d, int rc, double v, const char *origin,
+			       const char *arg, const char *form, char *why, size_t whylen)
+{
+	if (rc == 0 && (v < d->min || v > d->max))
+		rc = -ERANGE;
+	if (rc)
+		options_why(why, whylen, "%s '%s' is %s: expected %s", origin, arg,
+			    rc == -ERANGE ? "out of range" : "malformed", form);
+	return rc != 0;
+}
+
 static int options_set_value(const struct opt_def *d, const char *arg, struct options *o,
 			     const char *origin, char *why, size_t whylen)
 {
@@ -279,24 +289,14 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 	case OPT_UINT:
 	case OPT_SIZE:
 		rc = d->type == OPT_UINT ? size_parse_uint(arg, &u) : size_parse(arg, &u);
-		if (rc == 0 && ((double)u < d->min || (double)u > d->max))
-			rc = -ERANGE;
-		if (rc) {
-			options_why(why, whylen, "%s '%s' is %s: expected %s", origin, arg,
-				    rc == -ERANGE ? "out of range" : "malformed", form);
+		if (options_number_bad(d, rc, (double)u, origin, arg, form, why, whylen))
 			return -EINVAL;
-		}
 		*(uint64_t *)(base + d->field) = u;
 		break;
 	case OPT_SECONDS:
 		rc = size_parse_seconds(arg, &s);
-		if (rc == 0 && (s < d->min || s > d->max))
-			rc = -ERANGE;
-		if (rc) {
-			options_why(why, whylen, "%s '%s' is %s: expected %s", origin, arg,
-				    rc == -ERANGE ? "out of range" : "malformed", form);
+		if (options_number_bad(d, rc, s, origin, arg, form, why, whylen))
 			return -EINVAL;
-		}
 		*(double *)(base + d->field) = s;
 		break;
 	case OPT_NAME:

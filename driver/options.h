@@ -73,6 +73,10 @@ void options_help(enum command cmd, FILE *f);
 /* Whether s can name a node: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool options_node_name_ok(const char *s);
 
+/* Format a one-line reason into why (the parser's and the plan's error messages). */
+void options_why(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 const char *options_command_name(enum command cmd);
 const char *options_scale_name(enum scale s);
 const char *options_format_name(enum format f);

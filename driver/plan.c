@@ -7,7 +7,6 @@
  * less, for tests.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -67,17 +66,6 @@ const struct part_def plan_parts[] = {
 /* clang-format on */
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
-static void plan_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void plan_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -135,7 +123,7 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 			break;
 		}
 	dup:
-		plan_why(
+		options_why(
 		    why, whylen,
 		    "%s is named more than once (or with its test): expected each test or part "
 		    "once, like 2 or 2a 2c",
@@ -144,7 +132,7 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 	}
 	if (!pt) {
 		if (plan->ntests == PLAN_MAX_TESTS) {
-			plan_why(why, whylen, "more than %d tests named", PLAN_MAX_TESTS);
+			options_why(why, whylen, "more than %d tests named", PLAN_MAX_TESTS);
 			return -EINVAL;
 		}
 		pt = &plan->tests[plan->ntests++];
@@ -159,21 +147,21 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 		if (strcmp(d->test, t->name) != 0 || (only && d != only))
 			continue;
 		if (plan->nparts == PLAN_MAX_PARTS) {
-			plan_why(why, whylen, "more than %d parts named", PLAN_MAX_PARTS);
+			options_why(why, whylen, "more than %d parts named", PLAN_MAX_PARTS);
 			return -EINVAL;
 		}
 		struct plan_part *pp = &plan->parts[plan->nparts++];
 		pp->def = d;
 		pp->ops = bench_find(d->kind);
 		if (!pp->ops) {
-			plan_why(why, whylen, "part %s: unknown kind '%s'", d->name, d->kind);
+			options_why(why, whylen, "part %s: unknown kind '%s'", d->name, d->kind);
 			return -EINVAL;
 		}
 		pp->p = d->scale[scale];
 		pt->nparts++;
 	}
 	if (!pt->nparts) {
-		plan_why(why, whylen, "test %s has no parts", t->name);
+		options_why(why, whylen, "test %s has no parts", t->name);
 		return -EINVAL;
 	}
 	pt->file = plan->parts[pt->first].p.file;
@@ -185,14 +173,15 @@ static int plan_overrides(const struct options *o, struct plan *plan, char *why,
 	bool part_override = o->set_count || o->set_chunk || o->set_passes;
 
 	if (part_override && plan->nparts != 1) {
-		plan_why(why, whylen,
-			 "--count, --chunk and --passes change one part: name a single part "
-			 "(like 2b), not %zu parts",
-			 plan->nparts);
+		options_why(why, whylen,
+			    "--count, --chunk and --passes change one part: name a single part "
+			    "(like 2b), not %zu parts",
+			    plan->nparts);
 		return -EINVAL;
 	}
 	if (o->set_file_size && plan->ntests != 1) {
-		plan_why(why, whylen, "--file-size changes one test's replica: name a single test");
+		options_why(why, whylen,
+			    "--file-size changes one test's replica: name a single test");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < plan->nparts; i++) {
@@ -201,30 +190,30 @@ static int plan_overrides(const struct options *o, struct plan *plan, char *why,
 
 		if (o->set_count) {
 			if (!pp->p.count) {
-				plan_why(why, whylen, "--count does not apply to %s", name);
+				options_why(why, whylen, "--count does not apply to %s", name);
 				return -EINVAL;
 			}
 			pp->p.count = o->count;
 		}
 		if (o->set_chunk) {
 			if (!pp->p.chunk) {
-				plan_why(why, whylen, "--chunk does not apply to %s", name);
+				options_why(why, whylen, "--chunk does not apply to %s", name);
 				return -EINVAL;
 			}
 			pp->p.chunk = o->chunk;
 		}
 		if (o->set_passes) {
 			if (!pp->p.passes) {
-				plan_why(why, whylen, "--passes applies to 1a and 1b, not %s",
-					 name);
+				options_why(why, whylen, "--passes applies to 1a and 1b, not %s",
+					    name);
 				return -EINVAL;
 			}
 			pp->p.passes = o->passes;
 		}
 		if (o->set_file_size) {
 			if (!pp->p.file) {
-				plan_why(why, whylen,
-					 "--file-size does not apply to %s (no replica)", name);
+				options_why(why, whylen,
+					    "--file-size does not apply to %s (no replica)", name);
 				return -EINVAL;
 			}
 			pp->p.file = o->file_size;
@@ -248,10 +237,10 @@ static int plan_check(struct plan *plan, bool chunk_given, char *why, size_t why
 			continue;
 		}
 		if (pt->file % PATTERN_BLOCK) {
-			plan_why(why, whylen,
-				 "--file-size %llu bytes of test %s is not a multiple of 4 KiB: "
-				 "expected a size in whole 4 KiB blocks, like 4M or 1G",
-				 (unsigned long long)pt->file, pt->def->name);
+			options_why(why, whylen,
+				    "--file-size %llu bytes of test %s is not a multiple of 4 KiB: "
+				    "expected a size in whole 4 KiB blocks, like 4M or 1G",
+				    (unsigned long long)pt->file, pt->def->name);
 			return -EINVAL;
 		}
 		if (!pt->replica[0])
@@ -262,26 +251,28 @@ static int plan_check(struct plan *plan, bool chunk_given, char *why, size_t why
 		const struct plan_part *pp = &plan->parts[i];
 
 		if (pp->p.file && pp->p.chunk && pp->p.chunk > pp->p.file) {
-			plan_why(why, whylen,
-				 "%s %s of %s is larger than the replica (%s): expected a chunk of "
-				 "at most the replica's size",
-				 chunk_given ? "--chunk" : "chunk",
-				 size_format(pp->p.chunk, a, sizeof(a)), pp->def->name,
-				 size_format(pp->p.file, b, sizeof(b)));
+			options_why(
+			    why, whylen,
+			    "%s %s of %s is larger than the replica (%s): expected a chunk of "
+			    "at most the replica's size",
+			    chunk_given ? "--chunk" : "chunk",
+			    size_format(pp->p.chunk, a, sizeof(a)), pp->def->name,
+			    size_format(pp->p.file, b, sizeof(b)));
 			return -EINVAL;
 		}
 		if (r->verify && pp->p.file && pp->p.chunk && pp->p.chunk % PATTERN_BLOCK) {
-			plan_why(why, whylen,
-				 "%s: --verify needs a chunk that is a multiple of 4 KiB",
-				 pp->def->name);
+			options_why(why, whylen,
+				    "%s: --verify needs a chunk that is a multiple of 4 KiB",
+				    pp->def->name);
 			return -EINVAL;
 		}
 		/* Verification checks whole blocks as they arrive: every read must end on one. */
 		if (r->verify && (pp->ops->caps & BENCH_VERIFY_XFER) && r->xfer % PATTERN_BLOCK) {
-			plan_why(why, whylen,
-				 "--xfer %llu bytes with --verify: expected a multiple of 4 KiB, "
-				 "like 64k or 1M",
-				 (unsigned long long)r->xfer);
+			options_why(
+			    why, whylen,
+			    "--xfer %llu bytes with --verify: expected a multiple of 4 KiB, "
+			    "like 64k or 1M",
+			    (unsigned long long)r->xfer);
 			return -EINVAL;
 		}
 	}
@@ -352,7 +343,7 @@ static int plan_add_name(struct plan *plan, const char *name, enum scale scale, 
 	if (!t) {
 		plan_names(true, in, sizeof(in));
 		plan_names(false, out, sizeof(out));
-		plan_why(why, whylen, "unknown test '%s': expected %s %s", name, in, out);
+		options_why(why, whylen, "unknown test '%s': expected %s %s", name, in, out);
 		return -EINVAL;
 	}
 	return plan_add(plan, t, d, plan_parts, plan_nparts, scale, why, whylen);
@@ -368,7 +359,7 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 	plan_settings(o, &plan->run);
 	if (o->ntests == 0) {
 		plan_names(true, names, sizeof(names));
-		plan_why(why, whylen, "name at least one test: %s", names);
+		options_why(why, whylen, "name at least one test: %s", names);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < o->ntests && !rc; i++) {
@@ -377,7 +368,7 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 			continue;
 		}
 		if (o->ntests != 1) {
-			plan_why(why, whylen, "'all' names every test: give it alone");
+			options_why(why, whylen, "'all' names every test: give it alone");
 			return -EINVAL;
 		}
 		rc = plan_add_all(plan, scale, why, whylen);

@@ -20,6 +20,10 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 /* 0, or -EIO when writing failed. */
 int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty);
 void summary_csv(const struct node_result *res, FILE *f);
+/* n per second over seconds (0 when seconds is not positive). */
+double summary_rate(uint64_t n, double seconds);
+/* A thread's time relative to the part's median thread time: +0.31 is 31% slower. */
+double summary_deviation(const struct part_result *pr, const struct thread_result *r);
 /* The CPUs of a thread plan as a compact ascending list ("0-3,8"). */
 void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
 /*
@@ -28,6 +32,8 @@ void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
  * clock's reading), the thread plan (with smt: each core's number of allowed PUs).
  */
 void summary_json_fs(struct json *j, const struct node_result *res, bool totals);
+/* Open the top object of a document of schema about res's node: schema, version, node, host. */
+void summary_json_head(struct json *j, const char *schema, const struct node_result *res);
 void summary_json_clock(struct json *j, const struct node_result *res, bool now);
 void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt);
 /* The one line on the clock and its NTP state. */

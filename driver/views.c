@@ -168,11 +168,7 @@ static int views_info_json(const struct node_result *res, bool has_dir, int dirf
 	struct json j;
 
 	json_init(&j, f, true);
-	json_object_begin(&j);
-	json_kv_string(&j, "schema", "stagebench.info/1");
-	json_kv_string(&j, "version", STAGEBENCH_VERSION);
-	json_kv_string(&j, "node", res->node);
-	json_kv_string(&j, "host", res->host);
+	summary_json_head(&j, "stagebench.info/1", res);
 	json_key(&j, "topology");
 	json_object_begin(&j);
 	json_kv_uint(&j, "machine_pus", tp->machine_pus);
@@ -293,4 +289,37 @@ void views_dry_run(const struct plan *p, const struct node_result *res, enum com
 	}
 	fprintf(f, "space needed in %s: %s and %llu inodes; nothing was done\n", res->dir,
 		size_format(bytes, a, sizeof(a)), (unsigned long long)inodes);
+}
+
+int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+		enum outcome out, FILE *f)
+{
+	if (format != FORMAT_JSON) {
+		fprintf(f, "stagebench check of node %s, dir %s\n", res->node, res->dir);
+		for (size_t i = 0; i < r->n; i++)
+			fprintf(f, "%-4s  %-8s %-12s %s\n", check_level_name(r->f[i].level),
+				r->f[i].area, r->f[i].name, r->f[i].message);
+		fprintf(f, "%s\n", out == OUTCOME_OK ? "node ok" : "node FAILED the check");
+		return 0;
+	}
+	struct json j;
+	json_init(&j, f, true);
+	summary_json_head(&j, "stagebench.check/1", res);
+	json_kv_string(&j, "dir", res->dir);
+	json_kv_double(&j, "at", clock_wall());
+	json_key(&j, "findings");
+	json_array_begin(&j);
+	for (size_t i = 0; i < r->n; i++) {
+		json_object_begin(&j);
+		json_kv_string(&j, "area", r->f[i].area);
+		json_kv_string(&j, "check", r->f[i].name);
+		json_kv_string(&j, "status", check_level_name(r->f[i].level));
+		json_kv_string(&j, "message", r->f[i].message);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_kv_string(&j, "status", out == OUTCOME_OK ? "ok" : "fail");
+	json_kv_int(&j, "exit_code", outcome_exit_code(out));
+	json_object_end(&j);
+	return json_finish(&j);
 }

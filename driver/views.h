@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The views of the commands other than a run's summary: `list` (the catalogue), `info`,
- * the dry run of `run` and `prepare`. Text for people, JSON (and CSV for list) for tools.
+ * `check`, the dry run of `run` and `prepare`. Text for people, JSON (and CSV for list) for tools.
  */
 #ifndef STAGEBENCH_VIEWS_H
 #define STAGEBENCH_VIEWS_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "driver/check.h"
 #include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/result.h"
@@ -30,5 +31,9 @@ int views_info(const struct node_result *res, bool has_dir, int dirfd, const cha
  */
 void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
 		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f);
+
+/* The findings of `check` and its verdict ("stagebench.check/1" in JSON). 0, or -EIO. */
+int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+		enum outcome out, FILE *f);
 
 #endif

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The node summary as JSON ("stagebench.node/1"), and the blocks it shares with the JSON of
+ * `info` and `check`. The field names are the contract of DESIGN.md and README.md.
+ */
+#include <stdio.h>
+
+#include "driver/note.h"
+#include "driver/summary.h"
+#include "util/json.h"
+
+/* The merged latency histogram: its scheme and its non-empty buckets, one per line. */
+static void summary_json_hist(struct json *j, const struct hist *h)
+{
+	json_key(j, "latency_hist");
+	json_object_begin(j);
+	json_kv_string(j, "unit", "ns");
+	json_kv_uint(j, "sub_bits", HIST_SUB_BITS);
+	json_kv_uint(j, "max_bits", HIST_MAX_BITS);
+	json_kv_uint(j, "count", h->count);
+	json_kv_uint(j, "min_ns", h->count ? h->min_ns : 0);
+	json_kv_uint(j, "max_ns", h->max_ns);
+	json_kv_uint(j, "sum_ns", h->sum_ns);
+	json_key(j, "buckets"); /* [index, count] of the non-empty buckets */
+	json_array_begin(j);
+	bool pretty = j->pretty;
+	j->pretty = false;
+	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+		if (!h->buckets[i])
+			continue;
+		json_array_begin(j);
+		json_uint(j, i);
+		json_uint(j, h->buckets[i]);
+		json_array_end(j);
+	}
+	json_array_end(j);
+	j->pretty = pretty;
+	json_object_end(j);
+}
+
+/* Each thread of a part: where it ran, when it was released, its time and its error. */
+static void summary_json_per_thread(struct json *j, const struct part_result *pr)
+{
+	char err[600];
+
+	json_key(j, "per_thread");
+	json_array_begin(j);
+	for (size_t i = 0; pr->threads && i < pr->nthreads; i++) {
+		const struct thread_result *r = &pr->threads[i];
+
+		json_object_begin(j);
+		json_kv_uint(j, "index", r->index);
+		json_kv_uint(j, "cpu", r->cpu);
+		json_kv_uint(j, "core", r->core);
+		json_kv_double(j, "release_at", r->ran ? r->release_at : 0);
+		json_kv_double(j, "time_s", r->time_s);
+		json_kv_uint(j, "bytes", r->bytes);
+		json_kv_uint(j, "ops", r->ops);
+		json_kv_double(j, "deviation", summary_deviation(pr, r));
+		if (r->rc) {
+			note_worker_error(&r->err, err, sizeof(err));
+			json_kv_string(j, "error", err);
+		} else {
+			json_kv_string(j, "error", NULL);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void summary_json_part(struct json *j, const struct part_result *pr)
+{
+	double t = pr->node_time_s;
+
+	json_object_begin(j);
+	json_kv_string(j, "part", pr->pp->def->name);
+	json_kv_string(j, "kind", pr->pp->def->kind);
+	json_kv_string(j, "file", pr->file);
+	json_kv_uint(j, "count", pr->pp->p.count);
+	json_kv_uint(j, "chunk_bytes", pr->pp->p.chunk);
+	json_kv_uint(j, "file_bytes", pr->pp->p.file);
+	json_kv_uint(j, "passes", pr->pp->p.passes);
+	json_kv_uint(j, "xfer_bytes", pr->xfer);
+	json_kv_uint(j, "generation", pr->generation);
+	json_kv_double(j, "start_at", pr->start_at);
+	json_kv_double(j, "scheduled_at", pr->scheduled_at);
+	json_kv_bool(j, "late", pr->status == PART_LATE || pr->late_by_s > 0);
+	json_kv_double(j, "late_by_s", pr->late_by_s);
+	json_kv_double(j, "clock_step_s", pr->clock_step_s);
+	json_kv_double(j, "node_time_s", t);
+	json_kv_double(j, "release_spread_s", pr->release_spread_s);
+	json_key(j, "thread_time_s");
+	json_object_begin(j);
+	json_kv_double(j, "min", pr->thread_time.min);
+	json_kv_double(j, "median", pr->thread_time.median);
+	json_kv_double(j, "max", pr->thread_time.max);
+	json_object_end(j);
+	json_kv_uint(j, "bytes", pr->bytes);
+	json_kv_uint(j, "ops", pr->ops);
+	json_kv_uint(j, "pages", pr->pages);
+	json_kv_uint(j, "files", pr->files);
+	json_kv_uint(j, "retries", pr->retries);
+	json_kv_double(j, "bandwidth_Bps", summary_rate(pr->bytes, t));
+	json_kv_double(j, "ops_per_s", summary_rate(pr->ops, t));
+	json_kv_double(j, "pages_per_s", summary_rate(pr->pages, t));
+	json_kv_double(j, "files_per_s", summary_rate(pr->files, t));
+	json_key(j, "latency_s");
+	json_object_begin(j);
+	static const struct {
+		const char *name;
+		double q;
+	} qs[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}};
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		json_kv_double(j, qs[i].name,
+			       pr->hist ? (double)hist_quantile(pr->hist, qs[i].q) / 1e9 : 0);
+	json_kv_double(j, "max", pr->hist ? (double)pr->hist->max_ns / 1e9 : 0);
+	json_object_end(j);
+	if (pr->hist)
+		summary_json_hist(j, pr->hist);
+	json_key(j, "cache_residency");
+	if (pr->residency >= 0)
+		json_double(j, pr->residency);
+	else
+		json_null(j);
+	json_kv_bool(j, "verified", pr->verified && pr->status <= PART_LATE);
+	json_kv_bool(j, "fsync", pr->fsync);
+	json_kv_string(j, "status", result_status_name(pr->status));
+	json_kv_string(j, "error", pr->error[0] ? pr->error : NULL);
+	summary_json_per_thread(j, pr);
+	json_object_end(j);
+}
+
+void summary_json_head(struct json *j, const char *schema, const struct node_result *res)
+{
+	json_object_begin(j);
+	json_kv_string(j, "schema", schema);
+	json_kv_string(j, "version", STAGEBENCH_VERSION);
+	json_kv_string(j, "node", res->node);
+	json_kv_string(j, "host", res->host);
+}
+
+void summary_json_fs(struct json *j, const struct node_result *res, bool totals)
+{
+	const struct fs_info *fs = &res->fs;
+
+	json_object_begin(j);
+	json_kv_string(j, "type", res->fs_ok ? fs->type : NULL);
+	json_kv_string(j, "source", res->fs_ok ? fs->source : NULL);
+	json_kv_string(j, "mountpoint", res->fs_ok ? fs->mountpoint : NULL);
+	json_kv_string(j, "options", res->fs_ok ? fs->options : NULL);
+	if (totals)
+		json_kv_uint(j, "bytes_total", fs->bytes_total);
+	json_kv_uint(j, "bytes_free", fs->bytes_free);
+	if (totals)
+		json_kv_uint(j, "inodes_total", fs->inodes_total);
+	json_kv_uint(j, "inodes_free", fs->inodes_free);
+	json_object_end(j);
+}
+
+void summary_json_clock(struct json *j, const struct node_result *res, bool now)
+{
+	json_object_begin(j);
+	json_kv_bool(j, "ntp_synchronized", res->ntp_ok && res->ntp.synchronized);
+	json_kv_int(j, "maxerror_us", res->ntp.maxerror_us);
+	json_kv_int(j, "esterror_us", res->ntp.esterror_us);
+	json_kv_int(j, "state", res->ntp.state);
+	json_kv_string(j, "clocksource", res->ntp.clocksource);
+	if (now)
+		json_kv_double(j, "now", clock_wall());
+	json_object_end(j);
+}
+
+void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
+{
+	json_array_begin(j);
+	for (size_t i = 0; i < tp->nslots; i++) {
+		json_object_begin(j);
+		json_kv_uint(j, "index", i);
+		json_kv_uint(j, "cpu", tp->slots[i].pu);
+		json_kv_uint(j, "core", tp->slots[i].core);
+		json_kv_uint(j, "package", tp->slots[i].package);
+		if (smt)
+			json_kv_uint(j, "smt", tp->slots[i].smt);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+/* key: [lines...] */
+static void summary_json_lines(struct json *j, const char *key, char *const *lines, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, lines[i]);
+	json_array_end(j);
+}
+
+int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
+{
+	struct json j;
+
+	json_init(&j, f, pretty);
+	summary_json_head(&j, SUMMARY_SCHEMA, res);
+	json_kv_string(&j, "dir", res->dir);
+	json_key(&j, "fs");
+	summary_json_fs(&j, res, false);
+	json_key(&j, "clock");
+	summary_json_clock(&j, res, false);
+	json_key(&j, "run");
+	json_object_begin(&j);
+	json_kv_string(&j, "command", options_command_name(o->cmd));
+	json_key(&j, "tests");
+	json_array_begin(&j);
+	for (size_t i = 0; i < o->ntests; i++)
+		json_string(&j, o->tests[i]);
+	json_array_end(&j);
+	json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
+	json_kv_uint(&j, "seed", res->seed);
+	json_kv_uint(&j, "repeat", o->repeat);
+	json_kv_uint(&j, "first_repetition", o->repetition);
+	json_kv_uint(&j, "xfer_bytes", o->xfer);
+	json_key(&j, "interval_s");
+	if (o->set_interval)
+		json_double(&j, o->interval);
+	else
+		json_null(&j);
+	json_kv_double(&j, "started_at", res->started_at);
+	json_kv_double(&j, "start_at", res->start_at);
+	json_kv_string(&j, "run_tag", res->run_tag);
+	json_kv_bool(&j, "verify", o->verify);
+	json_kv_bool(&j, "fsync", o->fsync);
+	json_object_end(&j);
+	json_key(&j, "threads");
+	summary_json_threads(&j, &res->tplan, false);
+	json_key(&j, "tests");
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->ntests; i++) {
+		const struct test_result *tr = &res->tests[i];
+
+		json_object_begin(&j);
+		json_kv_string(&j, "test", tr->pt->def->name);
+		json_kv_string(&j, "title", tr->pt->def->title);
+		json_kv_uint(&j, "repetition", tr->repetition);
+		json_kv_double(&j, "result_s", tr->result_s);
+		json_kv_string(&j, "status", result_status_name(tr->status));
+		json_kv_uint(&j, "generation", tr->generation);
+		json_kv_bool(&j, "prepared", tr->prepared);
+		json_kv_double(&j, "prepare_s", tr->prepare_s);
+		json_kv_string(&j, "error", tr->error[0] ? tr->error : NULL);
+		json_key(&j, "parts");
+		json_array_begin(&j);
+		for (size_t k = 0; k < tr->nparts; k++)
+			summary_json_part(&j, &res->parts[tr->first_part + k]);
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_kv_string(&j, "status",
+		       res->outcome == OUTCOME_OK		 ? "ok"
+		       : res->outcome >= OUTCOME_INTERRUPTED_INT ? "interrupted"
+								 : "failed");
+	json_kv_int(&j, "exit_code", outcome_exit_code(res->outcome));
+	summary_json_lines(&j, "errors", res->errors, res->nerrors);
+	summary_json_lines(&j, "warnings", res->warnings, res->nwarnings);
+	json_object_end(&j);
+	return json_finish(&j);
+}
