@@ -267,12 +267,36 @@ static const struct part_def check_probe_parts[] = {
 /* The probe runs this many times; a core's time is its median, so one hiccup is no finding. */
 #define CHECK_PROBE_REPEAT 3
 
+/* The finding of one probe part: the slow cores, or the node's rate. */
+static void check_probe_say(struct check_report *r, const struct part_result *pr, const char *slow,
+			    double med, size_t nthreads)
+{
+	const char *what = pr->pp->def->what;
+	double rate = pr->node_time_s > 0 ? (double)pr->bytes / pr->node_time_s : 0;
+	char a[32], b[32];
+
+	if (slow[0])
+		check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
+			  "%s: %s than the node's median core (%.3f s)", what, slow, med);
+	else if (pr->pp->ops->caps & BENCH_WRITES_FILES)
+		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
+			  "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
+			  what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
+			  nthreads);
+	else
+		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
+			  "%s: %s (%s per core) on %zu cores, every core within 25%% of the median",
+			  what, size_format_rate(rate, a, sizeof(a)),
+			  size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
+			  nthreads);
+}
+
 static void check_probe(struct check_report *r, const struct options *o, struct topo *topo,
 			int dirfd, struct node_result *res)
 {
 	const struct run_env env = {.topo = topo, .dirfd = dirfd, .progress = false};
 	struct plan plan;
-	char a[32], b[32], replica[64], why[256];
+	char replica[64], why[256];
 
 	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld", (long)getpid());
 	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
@@ -291,8 +315,7 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 			  res->nerrors ? res->errors[0] : outcome_name(out));
 		return;
 	}
-	/* Per part and core, the median over the repetitions; then each core against the median
-	 * core. */
+	/* Per part and core, the median over the repetitions; then each core against the median. */
 	size_t nthreads = res->tplan.nslots, nparts = plan.nparts;
 	if (res->nparts != nparts * CHECK_PROBE_REPEAT) {
 		check_add(r, CHECK_FAIL, "probe", "run", "the probe ran %zu of its %zu parts",
@@ -326,25 +349,7 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 					 (core[th] / med - 1.0) * 100.0);
 			}
 		}
-		const char *what = pr->pp->def->what;
-		double rate = pr->node_time_s > 0 ? (double)pr->bytes / pr->node_time_s : 0;
-		if (slow[0])
-			check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
-				  "%s: %s than the node's median core (%.3f s)", what, slow, med);
-		else if (pr->pp->ops->caps & BENCH_WRITES_FILES)
-			check_add(
-			    r, CHECK_OK, "probe", pr->pp->def->name,
-			    "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
-			    what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
-			    nthreads);
-		else
-			check_add(
-			    r, CHECK_OK, "probe", pr->pp->def->name,
-			    "%s: %s (%s per core) on %zu cores, every core within 25%% of the "
-			    "median",
-			    what, size_format_rate(rate, a, sizeof(a)),
-			    size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
-			    nthreads);
+		check_probe_say(r, pr, slow, med, nthreads);
 	}
 out:
 	free(t);

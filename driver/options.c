@@ -11,54 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver/options.h"
-#include "driver/plan.h"
+#include "driver/options_table.h"
 #include "util/cpulist.h"
 #include "util/size.h"
-
-enum opt_type {
-	OPT_FLAG,    /* no argument: sets a bool */
-	OPT_UINT,    /* unsigned decimal in [min, max] */
-	OPT_SIZE,    /* size with unit in [min, max] */
-	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
-	OPT_STRING,  /* any non-empty text */
-	OPT_CHOICE,  /* one of the '|'-separated words of choices; stored as its index */
-	OPT_CPULIST, /* a CPU list: "0-3,8" */
-	OPT_NAME,    /* a node name: see options_node_name_ok */
-};
-
-/* Commands an option applies to. */
-#define C_RUN	(1u << CMD_RUN)
-#define C_PREP	(1u << CMD_PREPARE)
-#define C_CLEAN (1u << CMD_CLEAN)
-#define C_LIST	(1u << CMD_LIST)
-#define C_INFO	(1u << CMD_INFO)
-#define C_CHECK (1u << CMD_CHECK)
-#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
-#define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
-
-#define FIELD(f) offsetof(struct options, f)
-#define NOSET	 ((size_t)-1)
-
-struct opt_def {
-	const char *name;
-	enum opt_type type;
-	const char *metavar;
-	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
-	const char *choices; /* OPT_CHOICE */
-	const char *def;     /* default, parsed like an argument; NULL: none */
-	const char *env;     /* environment variable read before the arguments; NULL: none */
-	size_t field;	     /* where the value goes in struct options */
-	size_t set;	     /* a bool that records that the option was given, or NOSET */
-	unsigned cmds;
-	const char *help;
-};
 
 #define GiB_ (1024.0 * 1024.0 * 1024.0)
 
 /* One row per option reads better than what the formatter makes of the table. */
 /* clang-format off */
-static const struct opt_def opt_table[] = {
+const struct opt_def options_table[] = {
 	{"dir", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_DIR", FIELD(dir), FIELD(set_dir),
 	 C_DIR, "working directory on the node's /stage server"},
 	{"scale", OPT_CHOICE, "SCALE", 0, 0, "spec|small|tiny", "spec", "STAGEBENCH_SCALE",
@@ -126,20 +87,12 @@ static const struct opt_def opt_table[] = {
 };
 /* clang-format on */
 
-#define OPT_COUNT (sizeof(opt_table) / sizeof(opt_table[0]))
+const size_t options_table_count = sizeof(options_table) / sizeof(options_table[0]);
+#define OPT_COUNT options_table_count
 
 static const char *const command_names[CMD_COUNT] = {
     [CMD_NONE] = "",	 [CMD_RUN] = "run",   [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
     [CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",
-};
-
-static const char *const command_help[CMD_COUNT] = {
-    [CMD_RUN] = "TEST...      timed run (TEST: %s; %s)",
-    [CMD_PREPARE] = "TEST...  create the replicas a test reads (untimed)",
-    [CMD_CLEAN] = "TEST...    remove what stagebench created for those tests",
-    [CMD_LIST] = "             the tests and their parameters at the chosen scale",
-    [CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
-    [CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
 };
 
 /* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
@@ -191,8 +144,8 @@ static const char *options_choice_at(size_t field, uint64_t index, char (*names)
 	if (index >= n)
 		return "?";
 	for (size_t i = 0; i < OPT_COUNT; i++) {
-		if (opt_table[i].field == field)
-			return options_choice_word(opt_table[i].choices, index, names[index],
+		if (options_table[i].field == field)
+			return options_choice_word(options_table[i].choices, index, names[index],
 						   sizeof(names[index]));
 	}
 	return "?";
@@ -344,8 +297,9 @@ done:
 static const struct opt_def *options_find(const char *name, size_t len)
 {
 	for (size_t i = 0; i < OPT_COUNT; i++) {
-		if (strlen(opt_table[i].name) == len && strncmp(opt_table[i].name, name, len) == 0)
-			return &opt_table[i];
+		if (strlen(options_table[i].name) == len &&
+		    strncmp(options_table[i].name, name, len) == 0)
+			return &options_table[i];
 	}
 	return NULL;
 }
@@ -354,7 +308,7 @@ static int options_defaults(struct options *o, char *why, size_t whylen)
 {
 	memset(o, 0, sizeof(*o));
 	for (size_t i = 0; i < OPT_COUNT; i++) {
-		const struct opt_def *d = &opt_table[i];
+		const struct opt_def *d = &options_table[i];
 		char origin[64];
 
 		if (!d->def)
@@ -371,7 +325,7 @@ static int options_defaults(struct options *o, char *why, size_t whylen)
 static int options_environment(struct options *o, char *why, size_t whylen)
 {
 	for (size_t i = 0; i < OPT_COUNT; i++) {
-		const struct opt_def *d = &opt_table[i];
+		const struct opt_def *d = &options_table[i];
 		char origin[96];
 		const char *v;
 
@@ -385,98 +339,68 @@ static int options_environment(struct options *o, char *why, size_t whylen)
 	return 0;
 }
 
-int options_parse(int argc, char **argv, struct options *o, char *why, size_t whylen)
+/* The subcommand, when argv[*i] is one (--help and --version may stand alone). */
+static int options_parse_command(int argc, char **argv, int *i, struct options *o, char *why,
+				 size_t whylen)
 {
-	bool only_positional = false;
-	int i = 1;
-
-	if (options_defaults(o, why, whylen))
-		return -EINVAL;
-
-	/* The subcommand comes first; --help and --version may stand alone. */
-	if (i < argc && argv[i][0] != '-') {
-		for (int c = CMD_RUN; c < CMD_COUNT; c++) {
-			if (strcmp(argv[i], command_names[c]) == 0)
-				o->cmd = (enum command)c;
-		}
-		if (o->cmd == CMD_NONE) {
-			options_why(why, whylen,
-				    "unknown command '%s': expected run, prepare, clean, list, "
-				    "info or check",
-				    argv[i]);
-			return -EINVAL;
-		}
-		i++;
+	if (*i >= argc || argv[*i][0] == '-')
+		return 0;
+	for (int c = CMD_RUN; c < CMD_COUNT; c++) {
+		if (strcmp(argv[*i], command_names[c]) == 0)
+			o->cmd = (enum command)c;
 	}
-	if (options_environment(o, why, whylen))
+	if (o->cmd == CMD_NONE) {
+		options_why(
+		    why, whylen,
+		    "unknown command '%s': expected run, prepare, clean, list, info or check",
+		    argv[*i]);
 		return -EINVAL;
+	}
+	(*i)++;
+	return 0;
+}
 
-	for (; i < argc; i++) {
-		const char *a = argv[i];
+/* The long option argv[*i] ("--name", "--name=value" or "--name value", then *i moves on). */
+static int options_parse_long(int argc, char **argv, int *i, struct options *o, char *why,
+			      size_t whylen)
+{
+	const char *name = argv[*i] + 2;
+	const char *eq = strchr(name, '=');
+	size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+	const struct opt_def *d = options_find(name, nlen);
+	const char *arg = NULL;
+	char origin[64], form[128];
 
-		if (only_positional || a[0] != '-' || a[1] == '\0') {
-			if (o->ntests >= OPTIONS_MAX_TESTS) {
-				options_why(why, whylen, "too many tests named (at most %d)",
-					    OPTIONS_MAX_TESTS);
-				return -EINVAL;
-			}
-			o->tests[o->ntests++] = a;
-			continue;
-		}
-		if (strcmp(a, "--") == 0) {
-			only_positional = true;
-			continue;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			o->help = true;
-			continue;
-		}
-		if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-			o->version = true;
-			continue;
-		}
-		if (a[1] != '-') {
-			options_why(why, whylen, "unknown option '%s' (see stagebench --help)", a);
-			return -EINVAL;
-		}
-		const char *name = a + 2;
-		const char *eq = strchr(name, '=');
-		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-		const struct opt_def *d = options_find(name, nlen);
-		char origin[64];
-
-		if (!d) {
-			options_why(
-			    why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
+	if (!d) {
+		options_why(why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
 			    (int)nlen, name, options_command_name(o->cmd), o->cmd ? " " : "");
-			return -EINVAL;
-		}
-		if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
-			options_why(why, whylen, "option --%s does not apply to '%s'", d->name,
-				    options_command_name(o->cmd));
-			return -EINVAL;
-		}
-		snprintf(origin, sizeof(origin), "--%s", d->name);
-		const char *arg = NULL;
-		if (d->type == OPT_FLAG) {
-			if (eq) {
-				options_why(why, whylen, "--%s takes no value", d->name);
-				return -EINVAL;
-			}
-		} else if (eq) {
-			arg = eq + 1;
-		} else if (i + 1 < argc) {
-			arg = argv[++i];
-		} else {
-			char form[128];
-			options_form(d, form, sizeof(form));
-			options_why(why, whylen, "--%s needs a value: expected %s", d->name, form);
-			return -EINVAL;
-		}
-		if (options_set_value(d, arg, o, origin, why, whylen))
-			return -EINVAL;
+		return -EINVAL;
 	}
+	if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
+		options_why(why, whylen, "option --%s does not apply to '%s'", d->name,
+			    options_command_name(o->cmd));
+		return -EINVAL;
+	}
+	snprintf(origin, sizeof(origin), "--%s", d->name);
+	if (d->type == OPT_FLAG && eq) {
+		options_why(why, whylen, "--%s takes no value", d->name);
+		return -EINVAL;
+	}
+	if (d->type != OPT_FLAG && eq) {
+		arg = eq + 1;
+	} else if (d->type != OPT_FLAG && *i + 1 < argc) {
+		arg = argv[++(*i)];
+	} else if (d->type != OPT_FLAG) {
+		options_form(d, form, sizeof(form));
+		options_why(why, whylen, "--%s needs a value: expected %s", d->name, form);
+		return -EINVAL;
+	}
+	return options_set_value(d, arg, o, origin, why, whylen) ? -EINVAL : 0;
+}
 
+/* What the options say together: a command, and no two that exclude each other. */
+static int options_check(const struct options *o, char *why, size_t whylen)
+{
 	if (o->help || o->version)
 		return 0;
 	if (o->cmd == CMD_NONE) {
@@ -510,57 +434,37 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 	return 0;
 }
 
-/* A command's line of help, the test names taken from the catalogue. */
-static const char *options_command_help(enum command cmd, char *buf, size_t len)
+int options_parse(int argc, char **argv, struct options *o, char *why, size_t whylen)
 {
-	char in[128], out[64];
+	bool only_positional = false;
+	int i = 1;
 
-	if (cmd != CMD_RUN)
-		return command_help[cmd];
-	plan_names(true, in, sizeof(in));
-	plan_names(false, out, sizeof(out));
-	snprintf(buf, len, command_help[cmd], in, out);
-	return buf;
-}
+	if (options_defaults(o, why, whylen) ||
+	    options_parse_command(argc, argv, &i, o, why, whylen) ||
+	    options_environment(o, why, whylen))
+		return -EINVAL;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
 
-void options_help(enum command cmd, FILE *f)
-{
-	char line[256];
-	const char *help = options_command_help(cmd, line, sizeof(line));
-
-	if (cmd == CMD_NONE) {
-		fprintf(f, "usage: stagebench COMMAND [OPTIONS] [TEST...]\n\n"
-			   "I/O benchmarks of a node against its /stage server directory.\n\n"
-			   "commands:\n");
-		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "  stagebench %s %s\n", command_names[c],
-				options_command_help(c, line, sizeof(line)));
-		fprintf(f, "\noptions:\n");
-	} else {
-		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
-			command_names[cmd],
-			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK ? "" : " TEST...",
-			help + strspn(help, "TEST. "));
+		if (only_positional || a[0] != '-' || a[1] == '\0') {
+			if (o->ntests >= OPTIONS_MAX_TESTS) {
+				options_why(why, whylen, "too many tests named (at most %d)",
+					    OPTIONS_MAX_TESTS);
+				return -EINVAL;
+			}
+			o->tests[o->ntests++] = a;
+		} else if (strcmp(a, "--") == 0) {
+			only_positional = true;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			o->help = true;
+		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+			o->version = true;
+		} else if (a[1] != '-') {
+			options_why(why, whylen, "unknown option '%s' (see stagebench --help)", a);
+			return -EINVAL;
+		} else if (options_parse_long(argc, argv, &i, o, why, whylen)) {
+			return -EINVAL;
+		}
 	}
-	for (size_t i = 0; i < OPT_COUNT; i++) {
-		const struct opt_def *d = &opt_table[i];
-		char left[48];
-
-		if (cmd != CMD_NONE && !(d->cmds & (1u << cmd)))
-			continue;
-		snprintf(left, sizeof(left), "--%s%s%s", d->name, d->metavar ? " " : "",
-			 d->metavar ? d->metavar : "");
-		fprintf(f, "  %-22s %s", left, d->help);
-		if (d->type == OPT_CHOICE)
-			fprintf(f, " (%s)", d->choices);
-		if (d->def)
-			fprintf(f, " [default: %s]", d->def);
-		if (d->env)
-			fprintf(f, " [env: %s]", d->env);
-		fputc('\n', f);
-	}
-	fprintf(f, "  %-22s %s\n", "--version", "print the version");
-	if (cmd == CMD_NONE)
-		fprintf(f, "\nexit status: 0 ok, 1 a test failed, 2 bad usage or input, 3 a "
-			   "precondition failed,\n130/143 interrupted by SIGINT/SIGTERM.\n");
+	return options_check(o, why, whylen);
 }

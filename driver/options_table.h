@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The option table, shared by the parser (options.c) and the help writer (options_help.c).
+ * Not for other files: they see struct options only.
+ */
+#ifndef STAGEBENCH_OPTIONS_TABLE_H
+#define STAGEBENCH_OPTIONS_TABLE_H
+
+#include <stddef.h>
+
+#include "driver/options.h"
+
+enum opt_type {
+	OPT_FLAG,    /* no argument: sets a bool */
+	OPT_UINT,    /* unsigned decimal in [min, max] */
+	OPT_SIZE,    /* size with unit in [min, max] */
+	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
+	OPT_STRING,  /* any non-empty text */
+	OPT_CHOICE,  /* one of the '|'-separated words of choices; stored as its index */
+	OPT_CPULIST, /* a CPU list: "0-3,8" */
+	OPT_NAME,    /* a node name: see options_node_name_ok */
+};
+
+/* Commands an option applies to. */
+#define C_RUN	(1u << CMD_RUN)
+#define C_PREP	(1u << CMD_PREPARE)
+#define C_CLEAN (1u << CMD_CLEAN)
+#define C_LIST	(1u << CMD_LIST)
+#define C_INFO	(1u << CMD_INFO)
+#define C_CHECK (1u << CMD_CHECK)
+#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
+#define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
+
+#define FIELD(f) offsetof(struct options, f)
+#define NOSET	 ((size_t)-1)
+
+struct opt_def {
+	const char *name;
+	enum opt_type type;
+	const char *metavar;
+	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
+	const char *choices; /* OPT_CHOICE */
+	const char *def;     /* default, parsed like an argument; NULL: none */
+	const char *env;     /* environment variable read before the arguments; NULL: none */
+	size_t field;	     /* where the value goes in struct options */
+	size_t set;	     /* a bool that records that the option was given, or NOSET */
+	unsigned cmds;
+	const char *help;
+};
+
+extern const struct opt_def options_table[];
+extern const size_t options_table_count;
+
+#endif
