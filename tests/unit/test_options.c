@@ -170,6 +170,21 @@ static void test_help(void)
 	free(text);
 }
 
+/* Names of choices never share a buffer: two of them stay valid side by side. */
+static void test_choice_names(void)
+{
+	const char *scale = options_scale_name(SCALE_SMALL);
+	const char *format = options_format_name(FORMAT_JSON);
+	const char *tiny = options_scale_name(SCALE_TINY);
+	const char *csv = options_format_name(FORMAT_CSV);
+
+	CHECK_STR(scale, "small");
+	CHECK_STR(format, "json");
+	CHECK_STR(tiny, "tiny");
+	CHECK_STR(csv, "csv");
+	CHECK_STR(options_scale_name(SCALE_COUNT), "?");
+}
+
 int main(void)
 {
 	unsetenv("STAGEBENCH_DIR");
@@ -179,5 +194,6 @@ int main(void)
 	test_defaults_and_values();
 	test_environment();
 	test_help();
+	test_choice_names();
 	return check_done();
 }

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "driver/plan.h"
+#include "workers/registry.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
@@ -167,6 +168,16 @@ static void test_catalogue(void)
 					  p.tests[0].def->has_replica);
 			}
 		}
+	}
+	/* Every registered kind is used by the catalogue, and its flags agree with each other. */
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
+		bool used = false;
+		for (size_t k = 0; k < plan_nparts; k++)
+			used = used || strcmp(plan_parts[k].kind, ops->name) == 0;
+		CHECK_MSG(used, "kind %s is in no part of the catalogue", ops->name);
+		if (ops->caps & (BENCH_MAPS_REPLICA | BENCH_VERIFY_XFER))
+			CHECK_MSG(ops->caps & BENCH_READS_REPLICA, "kind %s", ops->name);
 	}
 	/* Each part belongs to a test of the catalogue. */
 	for (size_t i = 0; i < plan_nparts; i++) {
