@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writers of the node summary. Every number printed is computed in run.c; this file only
+ * Writers of the node summary. Every number printed is computed in result.c; this file only
  * formats. The JSON field names are the contract of DESIGN.md and README.md.
  */
 #include <errno.h>

@@ -66,7 +66,7 @@ static bool fuzz_env_item(const char *a)
 	return false;
 }
 
-/* What a plan promises its users (main.c and run.c index with these without checking). */
+/* What a plan promises its users (main.c, run.c and views.c index with these without checking). */
 static void fuzz_check_plan(const struct options *o, const struct plan *p)
 {
 	size_t next = 0;
@@ -87,6 +87,8 @@ static void fuzz_check_plan(const struct options *o, const struct plan *p)
 			if (strcmp(p->parts[k].def->test, t->def->name) != 0)
 				fuzz_fail("a part is filed under another test",
 					  p->parts[k].def->name);
+			if (!p->parts[k].ops)
+				fuzz_fail("a part's kind is not resolved", p->parts[k].def->name);
 		}
 		if (!t->def->has_replica) {
 			if (t->replica[0])
