@@ -168,6 +168,11 @@ static int plan_add(struct plan *plan, const struct test_def *t, const struct pa
 	return 0;
 }
 
+static bool plan_has_passes(const struct part_def *d)
+{
+	return d->scale[SCALE_SPEC].passes != 0;
+}
+
 static int plan_overrides(const struct options *o, struct plan *plan, char *why, size_t whylen)
 {
 	bool part_override = o->set_count || o->set_chunk || o->set_passes;
@@ -204,7 +209,9 @@ static int plan_overrides(const struct options *o, struct plan *plan, char *why,
 		}
 		if (o->set_passes) {
 			if (!pp->p.passes) {
-				options_why(why, whylen, "--passes applies to 1a and 1b, not %s",
+				char with[64];
+				plan_join_parts(plan_has_passes, with, sizeof(with));
+				options_why(why, whylen, "--passes applies to %s, not %s", with,
 					    name);
 				return -EINVAL;
 			}
@@ -431,4 +438,39 @@ void plan_names(bool in_all, char *buf, size_t len)
 	}
 	if (in_all)
 		plan_append(buf, len, "all");
+}
+
+/* names[0..n-1] as "a, b and c". */
+static void plan_join(const char *const *names, size_t n, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t used = strlen(buf);
+		const char *sep = i == 0 ? "" : i + 1 == n ? " and " : ", ";
+		snprintf(buf + used, len - used, "%s%s", sep, names[i]);
+	}
+}
+
+void plan_join_tests(bool (*pick)(const struct test_def *t), char *buf, size_t len)
+{
+	const char *names[PLAN_MAX_PARTS + 8];
+	size_t n = 0;
+
+	for (size_t i = 0; i < plan_ntests && n < sizeof(names) / sizeof(names[0]); i++) {
+		if (pick(&plan_tests[i]))
+			names[n++] = plan_tests[i].name;
+	}
+	plan_join(names, n, buf, len);
+}
+
+void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t len)
+{
+	const char *names[PLAN_MAX_PARTS + 8];
+	size_t n = 0;
+
+	for (size_t i = 0; i < plan_nparts && n < sizeof(names) / sizeof(names[0]); i++) {
+		if (pick(&plan_parts[i]))
+			names[n++] = plan_parts[i].name;
+	}
+	plan_join(names, n, buf, len);
 }

@@ -116,6 +116,13 @@ int plan_build_test(const struct test_def *t, const struct part_def *parts, size
  */
 void plan_names(bool in_all, char *buf, size_t len);
 
+/*
+ * The names of the catalogue's tests (parts) that pick says yes to, for messages: "1a",
+ * "1a and 1b", "1a, 1b and 2"; "" when none.
+ */
+void plan_join_tests(bool (*pick)(const struct test_def *t), char *buf, size_t len);
+void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t len);
+
 /* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);
 

@@ -188,6 +188,16 @@ static void test_catalogue(void)
 	}
 }
 
+static bool test_recreated(const struct test_def *t)
+{
+	return t->recreate;
+}
+
+static bool test_mapped(const struct part_def *d)
+{
+	return strcmp(d->kind, "mmaptouch") == 0;
+}
+
 /* The names help and errors quote come from the catalogue; the rule on test 3's replica. */
 static void test_names_and_rules(void)
 {
@@ -198,6 +208,10 @@ static void test_names_and_rules(void)
 	CHECK_STR(names, "1a 1b 2 2a 2b 2c 3 3a 3b 4 4a 4b 4c all");
 	plan_names(false, names, sizeof(names));
 	CHECK_STR(names, "null");
+	plan_join_tests(test_recreated, names, sizeof(names));
+	CHECK_STR(names, "1a, 1b and 2");
+	plan_join_parts(test_mapped, names, sizeof(names));
+	CHECK_STR(names, "1b");
 
 	/* A run at spec scale never creates test 3's replica; prepare does; other scales may. */
 	CHECK(build((const char *const[]){"run", "2", "3", NULL}, &p, why, sizeof(why)) == 0);
