@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/statvfs.h>
@@ -303,6 +305,56 @@ int fs_create(int dirfd, const char *name, int flags)
  * POSIX_FADV_DONTNEED drops clean cached pages only: dirty ones stay until written back, so
  * a caller that just wrote the file must have flushed it first.
  */
+static uint64_t fs_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Without getrandom: both clocks in ns, the pid and a per-process counter, mixed. */
+static uint64_t fs_token_fallback(void)
+{
+	static _Atomic uint64_t calls;
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return fs_mix(fs_mix((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) ^
+		      ((uint64_t)mono.tv_nsec << 17) ^ (uint64_t)mono.tv_sec ^
+		      ((uint64_t)getpid() << 40) ^ ++calls);
+}
+
+int fs_token(char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char bytes[FS_TOKEN_LEN / 2];
+	ssize_t got;
+	int rc = 0;
+
+	if (size < FS_TOKEN_LEN + 1) {
+		if (size)
+			out[0] = '\0';
+		return -EINVAL;
+	}
+	do
+		got = getrandom(bytes, sizeof(bytes), GRND_NONBLOCK);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(bytes)) {
+		uint64_t x = fs_token_fallback();
+
+		rc = got < 0 ? -errno : -EIO;
+		for (size_t i = 0; i < sizeof(bytes); i++)
+			bytes[i] = (unsigned char)(x >> (8 * i));
+	}
+	for (size_t i = 0; i < sizeof(bytes); i++) {
+		out[2 * i] = hex[bytes[i] >> 4];
+		out[2 * i + 1] = hex[bytes[i] & 15];
+	}
+	out[FS_TOKEN_LEN] = '\0';
+	return rc;
+}
+
 int fs_drop_cache(int fd)
 {
 	int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);

@@ -50,6 +50,19 @@ int fs_create(int dirfd, const char *name, int flags);
  */
 bool fs_writes_in_parallel(int fd);
 
+/* The length of fs_token()'s token, without the terminator: 12 lowercase hex digits. */
+#define FS_TOKEN_LEN 12
+
+/*
+ * A random token of FS_TOKEN_LEN lowercase hex digits (48 bits from getrandom), written to
+ * out (at least FS_TOKEN_LEN + 1 bytes), for the names of the files a run creates: the pid
+ * alone repeats (containers where stagebench is pid 1, cloned nodes), so a name left by a
+ * killed run would be in the way of every later one. 0, or -errno of getrandom when it could
+ * not give bytes (ENOSYS, EAGAIN before the pool is ready): the token is then made from the
+ * clocks, the pid and a counter, still different from any earlier run's, and still usable.
+ */
+int fs_token(char *out, size_t size);
+
 /* Remove an advisory page-cache hint: drop this file's cached pages (posix_fadvise DONTNEED). */
 int fs_drop_cache(int fd);
 

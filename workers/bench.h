@@ -36,7 +36,7 @@ struct bench_params {
 	const char *dir;     /* the working directory, for messages and created files */
 	int dirfd;	     /* an fd of dir, for kinds that create files */
 	const char *node;    /* node name, part of created file names */
-	const char *run_tag; /* unique per process ("p12345"), part of created file names */
+	const char *run_tag; /* unique per run ("p12345-<token>-r1"), part of created file names */
 	uint64_t count;	     /* N: chunks (random reads) or files (many files) */
 	uint64_t chunk;	     /* M: chunk or file size */
 	uint64_t file_bytes; /* F: size of the replica */

@@ -324,15 +324,19 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		stop = &never;
 	dir = dir ? dir : ".";
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	/* Host and pid: two nodes preparing on one server never share a temporary name. */
-	char host[65] = "";
+	/*
+	 * Host, pid and a random token: two nodes preparing on one server never share a
+	 * temporary name, and neither does a later run whose pid repeats a killed one's.
+	 */
+	char host[65] = "", token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		host[0] = '\0';
 	for (char *h = host; *h; h++) {
 		if (*h == '/')
 			*h = '_';
 	}
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld", name, host, (long)getpid());
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld.%s", name, host, (long)getpid(), token);
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		rc = bench_error_set(err, "create", path, false, 0, ENAMETOOLONG);
 		goto out;

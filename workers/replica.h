@@ -30,13 +30,14 @@ int replica_probe(int dirfd, const char *name, struct replica_info *out);
 uint64_t replica_new_generation(void);
 
 /*
- * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as
- * name, with nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
- * (rounded up to whole 4 KiB blocks) to
- * "<name>.tmp.<pid>", then fdatasync and rename into place. An existing name is replaced
- * only if replace is true (the caller checked it is a stagebench replica); otherwise the
- * final step fails with -EEXIST (another node won the race; its file stays). *stop aborts.
- * On any failure the temporary file is removed and *err describes what failed.
+ * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as name,
+ * with nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
+ * (rounded up to whole 4 KiB blocks) to "<name>.tmp.<host>.<pid>.<token>" (token: fs_token(),
+ * new for each call, so no file left by an earlier run is ever in the way), then fdatasync
+ * and rename into place. An existing name is replaced only if replace is true (the caller
+ * checked it is a stagebench replica); otherwise the final step fails with -EEXIST (another
+ * node won the race; its file stays). *stop aborts. On any failure the temporary file is
+ * removed and *err describes what failed.
  */
 int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
 		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,

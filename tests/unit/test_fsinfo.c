@@ -347,6 +347,20 @@ static void test_create(void)
 	umask(old);
 }
 
+/* Tokens: 12 lowercase hex digits, a new one each call, refused into too small a buffer. */
+static void test_token(void)
+{
+	char a[FS_TOKEN_LEN + 1], b[FS_TOKEN_LEN + 1], small[FS_TOKEN_LEN];
+
+	CHECK_U64(fs_token(a, sizeof(a)), 0);
+	CHECK_U64(fs_token(b, sizeof(b)), 0);
+	CHECK_U64(strlen(a), FS_TOKEN_LEN);
+	CHECK_U64(strspn(a, "0123456789abcdef"), FS_TOKEN_LEN);
+	CHECK_U64(strspn(b, "0123456789abcdef"), FS_TOKEN_LEN);
+	CHECK_MSG(strcmp(a, b) != 0, "two tokens alike: %s", a);
+	CHECK(fs_token(small, sizeof(small)) == -EINVAL && small[0] == '\0');
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-fsinfo-XXXXXX");
@@ -358,6 +372,7 @@ int main(void)
 	test_mounts();
 	test_residency();
 	test_create();
+	test_token();
 	CHECK_MSG(rmdir(tmpdir) == 0, "%s not empty or not removable: %s", tmpdir, strerror(errno));
 	return check_done();
 }
