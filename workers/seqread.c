@@ -76,7 +76,7 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 	int fd, rc = 0;
 
 	t0 = clock_mono_ns();
-	fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return bench_fail(c, "open", p->path, errno);
 	while (off < p->file_bytes) {
