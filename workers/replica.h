@@ -34,7 +34,8 @@ uint64_t replica_new_generation(void);
  * with nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
  * (rounded up to whole 4 KiB blocks) to "<name>.tmp.<host>.<pid>.<token>" (token: fs_token(),
  * new for each call, so no file left by an earlier run is ever in the way), then fdatasync
- * and rename into place. An existing name is replaced only if replace is true (the caller
+ * and rename into place, the writer's own cached pages of it dropped (fs_drop_fd: it starts
+ * as cold as any other node). An existing name is replaced only if replace is true (the caller
  * checked it is a stagebench replica); otherwise the final step fails with -EEXIST (another
  * node won the race; its file stays). *stop aborts. On any failure the temporary file is
  * removed and *err describes what failed.

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "platform/fsinfo.h"
 #include "util/pattern.h"
 #include "workers/replica.h"
 
@@ -376,6 +377,43 @@ static void test_no_direct(void)
 	close(fd);
 }
 
+/*
+ * The writer starts cold (a disk filesystem only: tmpfs pages are the file itself). First
+ * the control: a file written and synced the plain way stays in the cache, so the
+ * measurement can see pages; then a replica of the same size, which its writer dropped.
+ */
+static void test_cold(void)
+{
+	static char buf[1 << 16];
+	struct fs_residency r;
+	char path[128];
+	int fd;
+
+	fd = openat(top_fd, "plain", O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	memset(buf, 'x', sizeof(buf));
+	for (uint64_t off = 0; off < 16 * MIB; off += sizeof(buf))
+		CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	CHECK(fdatasync(fd) == 0);
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	CHECK_U64(fs_residency_path(path, &r), 0);
+	CHECK_MSG(r.known && r.fraction > 0.5, "plain file after write: %.3f", r.fraction);
+	CHECK_U64(fs_drop_fd(fd, &r), 0);
+	CHECK_MSG(r.known && r.fraction < 0.1 && r.pages == 16 * MIB / 4096, "dropped: %.3f",
+		  r.fraction);
+	close(fd);
+	CHECK(unlinkat(top_fd, "plain", 0) == 0);
+
+	CHECK_U64(replica_create(top_fd, dir, "cold", 16 * MIB, replica_new_generation(), 2, MIB,
+				 false, NULL, NULL),
+		  0);
+	snprintf(path, sizeof(path), "%s/cold", dir);
+	CHECK_U64(fs_residency_path(path, &r), 0);
+	CHECK_MSG(r.known && r.fraction < 0.1, "the writer holds %.3f of its replica", r.fraction);
+	printf("writer's residency of a new 16 MiB replica: %.3f\n", r.fraction);
+	CHECK(replica_remove(top_fd, "cold") == 0);
+}
+
 int main(void)
 {
 	size_t b;
@@ -396,6 +434,8 @@ int main(void)
 		test_race();
 		test_refusals();
 		test_too_big();
+		if (b == 0)
+			test_cold();
 		close(top_fd);
 		CHECK_MSG(rmdir(dir) == 0, "%s: %s", dir, strerror(errno));
 	}
