@@ -217,6 +217,7 @@ static int mmaptouch_run(struct bench_ctx *c)
 	g->fd = -1;
 	if (sigsetjmp(g->jb, 1) != 0)
 		return mmaptouch_faulted(c, c->priv);
+	c->first_io_ns = clock_mono_ns();
 	return ((const struct mmaptouch_priv *)c->priv)->loop(c, c->priv);
 }
 

@@ -145,6 +145,7 @@ static int randread_run(struct bench_ctx *c)
 {
 	const struct randread_priv *s = c->priv;
 
+	c->first_io_ns = clock_mono_ns();
 	return s->loop(c, s);
 }
 
