@@ -414,6 +414,48 @@ static void test_cold(void)
 	CHECK(replica_remove(top_fd, "cold") == 0);
 }
 
+/*
+ * The identity of a replica, re-checked: unchanged; another replica renamed over it (new
+ * file, new generation); modified in place; deleted. A symlink is refused, as by the probe.
+ */
+static void test_identity(void)
+{
+	struct replica_identity id, other;
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	unsigned changed = 99;
+	uint64_t gen = replica_new_generation();
+
+	CHECK_U64(replica_create(top_fd, dir, "ident", MIB, gen, 2, MIB, false, NULL, NULL), 0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &id), 0);
+	CHECK(id.has_generation && id.generation == gen && id.size == MIB && id.ino != 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &id, &changed), 0);
+	CHECK_U64(changed, 0);
+
+	CHECK_U64(replica_create(top_fd, dir, "ident2", MIB, replica_new_generation(), 1, MIB,
+				 false, NULL, NULL),
+		  0);
+	CHECK(renameat(top_fd, "ident2", top_fd, "ident") == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &id, &changed), 1);
+	CHECK_MSG((changed & (REPLICA_CHANGED_FILE | REPLICA_CHANGED_GENERATION)) ==
+			  (REPLICA_CHANGED_FILE | REPLICA_CHANGED_GENERATION) &&
+		      !(changed & (REPLICA_CHANGED_SIZE | REPLICA_CHANGED_GONE)),
+		  "replaced: %#x", changed);
+
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), 0);
+	CHECK(utimensat(top_fd, "ident", ts, 0) == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &other, &changed), 1);
+	CHECK_MSG(changed == REPLICA_CHANGED_TIMES, "touched: %#x", changed);
+
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &other, &changed), 1);
+	CHECK_U64(changed, REPLICA_CHANGED_GONE);
+
+	CHECK(symlinkat("elsewhere", top_fd, "ident") == 0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), -EINVAL);
+	CHECK(replica_identity_check(top_fd, "ident", &id, &changed) == -EINVAL && changed == 0);
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
+}
+
 int main(void)
 {
 	size_t b;
@@ -434,6 +476,7 @@ int main(void)
 		test_race();
 		test_refusals();
 		test_too_big();
+		test_identity();
 		if (b == 0)
 			test_cold();
 		close(top_fd);
