@@ -101,7 +101,7 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
 			if (fs_residency(path, &e->residency) != 0)
 				e->residency = -1.0;
 		} else {
-			e->ours = replica_is_ours(dirfd, de->d_name) == 1;
+			e->ours = replica_removable(dirfd, de->d_name) == 1;
 		}
 	}
 	if (count)

@@ -506,7 +506,7 @@ static int main_clean(struct main_env *e)
 	while ((de = readdir(d)) != NULL) {
 		if (!main_clean_match(&e->plan, de->d_name))
 			continue;
-		int ours = replica_is_ours(e->dirfd, de->d_name);
+		int ours = replica_removable(e->dirfd, de->d_name);
 		if (ours != 1) {
 			printf("left alone: %s/%s (%s)\n", e->res.dir, de->d_name,
 			       ours < 0 ? strerror(-ours) : "not a stagebench file");

@@ -101,4 +101,37 @@ int replica_remove(int dirfd, const char *name);
  */
 int replica_is_ours(int dirfd, const char *name);
 
+/*
+ * Leftovers: what an interrupted prepare or run can leave, told by the full name grammar.
+ *   temporary replica: stagebench.<test>.<size>.tmp.<host>.<pid>.<token>
+ *     (<test> a digit and an optional lowercase letter, <size> digits and B/KiB/.../EiB,
+ *     <host> 1-64 of [A-Za-z0-9._-], <token> FS_TOKEN_LEN lowercase hex; the ".<token>" may
+ *     be missing: the names of earlier versions)
+ *   test 4's files: stagebench.<part>.<node>.p<pid>-<token>-r<rep>.t<thread>.<seq>
+ *     (<node> as --node, <seq> at least 6 digits; "-<token>" may be missing, as above)
+ * REPLICA_LEFTOVER_NONE (0) for any other name.
+ */
+enum replica_leftover {
+	REPLICA_LEFTOVER_NONE = 0,
+	REPLICA_LEFTOVER_TEMP = 1,  /* a temporary replica of an interrupted replica_create */
+	REPLICA_LEFTOVER_TEST4 = 2, /* a file of test 4 */
+};
+enum replica_leftover replica_leftover_name(const char *name);
+
+/*
+ * Whether name in dirfd is a leftover of stagebench, by its name and its content, since a
+ * kill can come before any header is written: a regular file (never a symlink) with a
+ * leftover's name that is empty (created, never written), carries a stagebench header in
+ * block 0, or, for a temporary replica only, has a block 0 of zeros (space reserved by
+ * fallocate, killed before the first piece landed). Returns its REPLICA_LEFTOVER_* kind,
+ * 0 when it is not one (another's file under a similar name), -errno when it cannot be read.
+ */
+int replica_leftover_kind(int dirfd, const char *name);
+
+/*
+ * What `clean` may remove: 1 when replica_is_ours() says so or name is a leftover
+ * (replica_leftover_kind() > 0), 0 when neither, -errno when it cannot be read.
+ */
+int replica_removable(int dirfd, const char *name);
+
 #endif

@@ -181,6 +181,35 @@ class SharedDir(ft.FaultCase):
             self.assertEqual((magic, boff), (0x31484342474B5453, off))
         return gens.pop()
 
+    def test_clean_removes_leftovers_without_a_header(self):
+        # what a kill -9 leaves: a temporary replica before its first byte (0 bytes), or
+        # fallocated before its first piece (a block 0 of zeros), and 0-byte files of test 4;
+        # clean knows them by their full names and removes them, and leaves alone files of
+        # the same shapes under names that are near but not stagebench's, and a non-empty
+        # file without a header under a leftover's name
+        stage = self.stage()
+        tok = "0123456789ab"
+        ours = ["stagebench.1a.4MiB.tmp.n1.7.%s" % tok,
+                "stagebench.3.8MiB.tmp.n1.8.%s" % tok,
+                "stagebench.4a.n1.p7-%s-r1.t0.000003" % tok]
+        foreign = ["stagebench.1a.4MiB.tmp.n1.7.%sx" % tok,
+                   "stagebench.3.8MiB.tmp.n1.x8.%s" % tok,
+                   "stagebench.4a.n1.p7-%s-r1.t0.03" % tok,
+                   "stagebench.2.8MiB.tmp.n1.9.%s" % tok]
+        for name in ours[:1] + ours[2:] + foreign[:1] + foreign[2:3]:
+            open(os.path.join(stage, name), "wb").close()
+        for name in (ours[1], foreign[1]):
+            with open(os.path.join(stage, name), "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, 8 * MiB)
+        with open(os.path.join(stage, foreign[3]), "wb") as f:
+            f.write(b"someone else's data" * 1000)
+        p = run(["clean", "all", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(stage)), sorted(foreign))
+        for name in ours:
+            self.assertIn("removed: %s" % os.path.join(os.path.realpath(stage), name), p.stdout)
+        self.assertIn("3 files removed", p.stdout)
+
     def test_two_prepares_of_one_replica_at_once(self):
         stage = self.stage()
         replica = os.path.join(stage, "stagebench.1a.16MiB")

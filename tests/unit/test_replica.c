@@ -456,6 +456,112 @@ static void test_identity(void)
 	CHECK(unlinkat(top_fd, "ident", 0) == 0);
 }
 
+struct leftover_case {
+	const char *name;
+	enum replica_leftover kind;
+};
+
+/* The name grammar: every part of it checked, with near misses. */
+static void test_leftover_names(void)
+{
+	static const struct leftover_case cases[] = {
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.3.512GiB.tmp.n1.example.org.1.ffffffffffff", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.2.4096B.tmp.h_1-x.4194304.000000000000", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.1a.150MiB.tmp.node1.123", REPLICA_LEFTOVER_TEMP}, /* no token: older */
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_TEST4},
+	    {"stagebench.4c.a.b-c.p1-abcdefabcdef-r12.t127.1234567", REPLICA_LEFTOVER_TEST4},
+	    {"stagebench.4a.n1.p123-r1.t0.000341", REPLICA_LEFTOVER_TEST4}, /* no token */
+	    {"stagebench.1a.150MiB", REPLICA_LEFTOVER_NONE},		    /* a replica */
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789aB", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789a", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.x123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp..123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.no de.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150XiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.a1.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab.bak", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1", REPLICA_LEFTOVER_NONE},
+	    {"xstagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.00341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341x", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a..p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.-n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.q123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789xy-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-r1.t0", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.", REPLICA_LEFTOVER_NONE},
+	    {"", REPLICA_LEFTOVER_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_MSG(replica_leftover_name(cases[i].name) == cases[i].kind, "'%s': %d",
+			  cases[i].name, (int)replica_leftover_name(cases[i].name));
+}
+
+/* Make name with size bytes: zeros (fallocate) or, with fill, that byte everywhere. */
+static void make_file(const char *name, uint64_t size, int fill)
+{
+	static unsigned char b[PATTERN_BLOCK];
+	int fd = openat(top_fd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0);
+	if (size && fill < 0)
+		CHECK(ftruncate(fd, (off_t)size) == 0);
+	memset(b, fill, sizeof(b));
+	for (uint64_t off = 0; fill >= 0 && off < size; off += sizeof(b))
+		CHECK(write(fd, b, sizeof(b)) == (ssize_t)sizeof(b));
+	close(fd);
+}
+
+/* Names and contents together: what an interrupted run leaves, and what another may own. */
+static void test_leftovers(void)
+{
+	static const char tmp0[] = "stagebench.1a.4MiB.tmp.n1.7.0123456789ab";
+	static const char tmpz[] = "stagebench.1a.4MiB.tmp.n1.8.0123456789ab";
+	static const char tmpx[] = "stagebench.1a.4MiB.tmp.n1.9.0123456789ab";
+	static const char f40[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.000001";
+	static const char f4z[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.000002";
+	static const char near[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.0001";
+	static const char tmph[] = "stagebench.1a.4MiB.tmp.n1.10.0123456789ab";
+
+	make_file(tmp0, 0, 0);
+	make_file(tmpz, MIB, -1);
+	make_file(tmpx, MIB, 'x');
+	make_file(f40, 0, 0);
+	make_file(f4z, MIB, -1);
+	make_file(near, 0, 0);
+	CHECK_U64(replica_create(top_fd, dir, "ours", MIB, replica_new_generation(), 1, MIB, false,
+				 NULL, NULL),
+		  0);
+	CHECK(renameat(top_fd, "ours", top_fd, tmph) == 0);
+	CHECK(symlinkat("elsewhere", top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab") == 0);
+
+	CHECK_U64(replica_leftover_kind(top_fd, tmp0), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmpz), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmph), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmpx), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, f40), REPLICA_LEFTOVER_TEST4);
+	CHECK_U64(replica_leftover_kind(top_fd, f4z), 0); /* zeros: only a temporary replica */
+	CHECK_U64(replica_leftover_kind(top_fd, near), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab"), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.12.0123456789ab"),
+		  -ENOENT);
+	CHECK_U64(replica_removable(top_fd, tmp0), 1);
+	CHECK_U64(replica_removable(top_fd, tmph), 1);
+	CHECK_U64(replica_removable(top_fd, tmpx), 0);
+	CHECK_U64(replica_removable(top_fd, near), 0);
+
+	for (const char *const *n =
+		 (const char *const[]){tmp0, tmpz, tmpx, f40, f4z, near, tmph,
+				       "stagebench.1a.4MiB.tmp.n1.11.0123456789ab", NULL};
+	     *n; n++)
+		CHECK_MSG(unlinkat(top_fd, *n, 0) == 0, "%s: %s", *n, strerror(errno));
+}
+
 int main(void)
 {
 	size_t b;
@@ -477,11 +583,13 @@ int main(void)
 		test_refusals();
 		test_too_big();
 		test_identity();
+		test_leftovers();
 		if (b == 0)
 			test_cold();
 		close(top_fd);
 		CHECK_MSG(rmdir(dir) == 0, "%s: %s", dir, strerror(errno));
 	}
 	test_no_direct();
+	test_leftover_names();
 	return check_done();
 }
