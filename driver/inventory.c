@@ -113,7 +113,7 @@ int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, siz
 			if (fs_residency(path, &e->residency) != 0)
 				e->residency = -1.0;
 		} else {
-			e->ours = replica_is_ours(dirfd, de->d_name) == 1;
+			e->ours = replica_removable(dirfd, de->d_name) == 1;
 		}
 	}
 	if (count)
@@ -218,7 +218,7 @@ enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, b
 	while ((de = readdir(d)) != NULL) {
 		if (!inventory_clean_match(p, de->d_name))
 			continue;
-		int ours = replica_is_ours(dirfd, de->d_name);
+		int ours = replica_removable(dirfd, de->d_name);
 		if (ours != 1) {
 			printf("left alone: %s/%s (%s)\n", dir, de->d_name,
 			       ours < 0 ? strerror(-ours) : "not a stagebench file");

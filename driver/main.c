@@ -24,6 +24,7 @@
 #include "driver/stop.h"
 #include "driver/summary.h"
 #include "driver/views.h"
+#include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "util/log.h"
 #include "util/size.h"
@@ -63,7 +64,9 @@ static enum outcome main_node(struct main_env *e, char *why, size_t whylen)
 		return OUTCOME_USAGE;
 	}
 	snprintf(res->node, sizeof(res->node), "%s", node);
-	snprintf(res->run_tag, sizeof(res->run_tag), "p%ld", (long)getpid());
+	char token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
+	snprintf(res->run_tag, sizeof(res->run_tag), "p%ld-%s", (long)getpid(), token);
 	return OUTCOME_OK;
 }
 

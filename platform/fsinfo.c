@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/statvfs.h>
@@ -217,42 +219,21 @@ out:
  * CAP_SYS_ADMIN); for anyone else it reports just the pages this process has mapped, so a
  * replica owned by another user reads as almost cold.
  */
-int fs_residency(const char *path, double *fraction)
+/* Count the resident pages of fd's st_size bytes, a window of FS_WINDOW at a time. */
+static int fs_count_resident(int fd, uint64_t size, uint64_t *pages, uint64_t *resident)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t pages = 0, resident = 0;
-	unsigned char *vec = NULL;
+	unsigned char *vec = malloc(FS_WINDOW / (uint64_t)page);
 	void *map = MAP_FAILED;
 	size_t len = 0;
-	struct stat st;
-	int fd, err = 0;
+	int err = 0;
 
-	*fraction = 0.0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (st.st_size == 0) {
-		*fraction = 1.0;
-		goto out;
-	}
-	vec = malloc(FS_WINDOW / (uint64_t)page);
-	if (!vec) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t off = 0; off < (uint64_t)st.st_size; off += FS_WINDOW) {
+	if (!vec)
+		return -ENOMEM;
+	for (uint64_t off = 0; off < size; off += FS_WINDOW) {
 		size_t n;
 
-		len = (size_t)((uint64_t)st.st_size - off < FS_WINDOW ? (uint64_t)st.st_size - off
-								      : FS_WINDOW);
+		len = (size_t)(size - off < FS_WINDOW ? size - off : FS_WINDOW);
 		map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
 		if (map == MAP_FAILED) {
 			err = -errno;
@@ -264,18 +245,101 @@ int fs_residency(const char *path, double *fraction)
 		}
 		n = (len + (size_t)page - 1) / (size_t)page;
 		for (size_t i = 0; i < n; i++)
-			resident += vec[i] & 1;
-		pages += n;
+			*resident += vec[i] & 1;
+		*pages += n;
 		munmap(map, len);
 		map = MAP_FAILED;
 	}
-	*fraction = (double)resident / (double)pages;
 out:
 	if (map != MAP_FAILED)
 		munmap(map, len);
 	free(vec);
-	close(fd);
 	return err;
+}
+
+int fs_residency_fd(int fd, struct fs_residency *out)
+{
+	struct stat st;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->fraction = FS_RESIDENCY_UNKNOWN;
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (st.st_size > 0)
+		err = fs_count_resident(fd, (uint64_t)st.st_size, &out->pages, &out->resident);
+	if (err) {
+		out->pages = out->resident = 0;
+		out->why = -err;
+		return err;
+	}
+	out->known = true;
+	out->fraction = out->pages ? (double)out->resident / (double)out->pages : 1.0;
+	return 0;
+}
+
+/* O_NONBLOCK: a FIFO planted at the name must not hold the caller. */
+int fs_residency_path(const char *path, struct fs_residency *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		memset(out, 0, sizeof(*out));
+		out->fraction = FS_RESIDENCY_UNKNOWN;
+		out->why = -rc;
+		return rc;
+	}
+	rc = fs_residency_fd(fd, out);
+	close(fd);
+	return rc;
+}
+
+int fs_residency(const char *path, double *fraction)
+{
+	struct fs_residency r;
+	int rc = fs_residency_path(path, &r);
+
+	*fraction = r.fraction;
+	return rc;
+}
+
+/*
+ * fdatasync first: DONTNEED drops only clean pages, and a writer's pages are dirty until
+ * written back. A read-only filesystem or a file that cannot be synced (EINVAL, EROFS) has
+ * nothing dirty of ours; any other sync error is the caller's to know.
+ */
+int fs_drop_fd(int fd, struct fs_residency *after)
+{
+	int rc = 0, e;
+
+	if (fdatasync(fd) != 0 && errno != EINVAL && errno != EROFS)
+		rc = -errno;
+	e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (!rc && e)
+		rc = -e;
+	e = fs_residency_fd(fd, after);
+	return rc ? rc : e;
+}
+
+int fs_drop_path(const char *path, struct fs_residency *after)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		memset(after, 0, sizeof(*after));
+		after->fraction = FS_RESIDENCY_UNKNOWN;
+		after->why = -rc;
+		return rc;
+	}
+	rc = fs_drop_fd(fd, after);
+	close(fd);
+	return rc;
 }
 
 /*
@@ -299,9 +363,59 @@ int fs_create(int dirfd, const char *name, int flags)
 	return fd;
 }
 
+static uint64_t fs_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Without getrandom: both clocks in ns, the pid and a per-process counter, mixed. */
+static uint64_t fs_token_fallback(void)
+{
+	static _Atomic uint64_t calls;
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return fs_mix(fs_mix((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec) ^
+		      ((uint64_t)mono.tv_nsec << 17) ^ (uint64_t)mono.tv_sec ^
+		      ((uint64_t)getpid() << 40) ^ ++calls);
+}
+
+int fs_token(char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char bytes[FS_TOKEN_LEN / 2];
+	ssize_t got;
+	int rc = 0;
+
+	if (size < FS_TOKEN_LEN + 1) {
+		if (size)
+			out[0] = '\0';
+		return -EINVAL;
+	}
+	do
+		got = getrandom(bytes, sizeof(bytes), GRND_NONBLOCK);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(bytes)) {
+		uint64_t x = fs_token_fallback();
+
+		rc = got < 0 ? -errno : -EIO;
+		for (size_t i = 0; i < sizeof(bytes); i++)
+			bytes[i] = (unsigned char)(x >> (8 * i));
+	}
+	for (size_t i = 0; i < sizeof(bytes); i++) {
+		out[2 * i] = hex[bytes[i] >> 4];
+		out[2 * i + 1] = hex[bytes[i] & 15];
+	}
+	out[FS_TOKEN_LEN] = '\0';
+	return rc;
+}
+
 /*
  * POSIX_FADV_DONTNEED drops clean cached pages only: dirty ones stay until written back, so
- * a caller that just wrote the file must have flushed it first.
+ * a caller that just wrote the file must have flushed it first (fs_drop_fd does).
  */
 int fs_drop_cache(int fd)
 {

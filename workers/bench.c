@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "workers/bench.h"
@@ -59,4 +60,21 @@ int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, in
 		c->err.found_gen = found_gen;
 	}
 	return rc;
+}
+
+static int bench_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t bench_median_ns(uint64_t *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), bench_cmp_u64);
+	if (n % 2)
+		return v[n / 2];
+	return v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2;
 }

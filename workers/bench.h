@@ -10,12 +10,15 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/hist.h"
 #include "util/prng.h"
 
 #define BENCH_PATH_MAX 512
+/* The pass times of 1a kept per thread beyond the first pass (struct bench_ctx.pass_ns). */
+#define BENCH_PASS_TIMES 256
 
 /* The first error of a thread, as the driver will report it. */
 struct bench_error {
@@ -36,7 +39,7 @@ struct bench_params {
 	const char *dir;     /* the working directory, for messages and created files */
 	int dirfd;	     /* an fd of dir, for kinds that create files */
 	const char *node;    /* node name, part of created file names */
-	const char *run_tag; /* unique per process ("p12345"), part of created file names */
+	const char *run_tag; /* unique per run ("p12345-<token>-r1"), part of created file names */
 	uint64_t count;	     /* N: chunks (random reads) or files (many files) */
 	uint64_t chunk;	     /* M: chunk or file size */
 	uint64_t file_bytes; /* F: size of the replica */
@@ -71,6 +74,26 @@ struct bench_ctx {
 	/* Published for a progress reporter (relaxed stores by the owner, relaxed loads). */
 	_Atomic uint64_t live_bytes;
 	_Atomic uint64_t live_ops;
+
+	/*
+	 * When the timed work began: clock_mono_ns() read by run once, just before its first
+	 * operation (every kind, null included), so the driver can give the spread of the
+	 * first I/O instants beside the release spread. 0: run was not called. Set even when
+	 * that first operation then failed or found the stop flag set.
+	 */
+	uint64_t first_io_ns;
+	/*
+	 * 1a (seqread): the first pass, which may come from the server while the others come
+	 * from this node's cache, apart from the rest. first_pass_ns: the first completed pass,
+	 * open to close, in ns (0: none completed). pass_ns[0..npass_ns): the following passes in
+	 * order, at most BENCH_PASS_TIMES of them (the spec's 64 fit); passes_not_kept counts
+	 * completed passes beyond that, which are in c->lat only. bench_median_ns() gives the
+	 * median of the kept ones, per thread or over a node's threads gathered together.
+	 */
+	uint64_t first_pass_ns;
+	uint64_t npass_ns;
+	uint64_t passes_not_kept;
+	uint64_t pass_ns[BENCH_PASS_TIMES];
 };
 
 /*
@@ -139,5 +162,12 @@ int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, in
  */
 int bench_error_set(struct bench_error *e, const char *op, const char *path, bool has_offset,
 		    uint64_t offset, int errnum);
+
+/*
+ * The median of n times (sorted in place): the middle one, or the mean of the two middle ones
+ * (rounded down) when n is even; 0 when n is 0. For the driver: a thread's pass_ns, or all of
+ * a node's threads' pass_ns copied into one array, give "the median of the other passes".
+ */
+uint64_t bench_median_ns(uint64_t *v, size_t n);
 
 #endif

@@ -208,6 +208,7 @@ static int manyfiles_run(struct bench_ctx *c)
 {
 	struct manyfiles_priv *s = c->priv;
 
+	c->first_io_ns = clock_mono_ns();
 	return s->loop(c, s);
 }
 

@@ -103,7 +103,7 @@ mmaptouch_pass(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 	int fd, rc = 0;
 
 	t0 = clock_mono_ns();
-	fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return bench_fail(c, "open", p->path, errno);
 	m = mmap(NULL, s->len, PROT_READ, MAP_SHARED, fd, 0);
@@ -217,6 +217,7 @@ static int mmaptouch_run(struct bench_ctx *c)
 	g->fd = -1;
 	if (sigsetjmp(g->jb, 1) != 0)
 		return mmaptouch_faulted(c, c->priv);
+	c->first_io_ns = clock_mono_ns();
 	return ((const struct mmaptouch_priv *)c->priv)->loop(c, c->priv);
 }
 

@@ -14,6 +14,7 @@ static int null_run(struct bench_ctx *c)
 	uint64_t n = c->p->count ? c->p->count : 1;
 	uint64_t i, t0, t1;
 
+	c->first_io_ns = clock_mono_ns();
 	for (i = 0; i < n; i++) {
 		if (bench_should_stop(c->stop)) {
 			c->stopped = true;

@@ -127,7 +127,7 @@ static int randread_setup(struct bench_ctx *c)
 		rc = bench_fail(c, "setup", p->path, ENOMEM);
 		goto out;
 	}
-	s->fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (s->fd < 0) {
 		rc = bench_fail(c, "open", p->path, errno);
 		goto out;
@@ -145,6 +145,7 @@ static int randread_run(struct bench_ctx *c)
 {
 	const struct randread_priv *s = c->priv;
 
+	c->first_io_ns = clock_mono_ns();
 	return s->loop(c, s);
 }
 

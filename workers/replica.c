@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -324,15 +325,19 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		stop = &never;
 	dir = dir ? dir : ".";
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	/* Host and pid: two nodes preparing on one server never share a temporary name. */
-	char host[65] = "";
+	/*
+	 * Host, pid and a random token: two nodes preparing on one server never share a
+	 * temporary name, and neither does a later run whose pid repeats a killed one's.
+	 */
+	char host[65] = "", token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		host[0] = '\0';
 	for (char *h = host; *h; h++) {
 		if (*h == '/')
 			*h = '_';
 	}
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld", name, host, (long)getpid());
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld.%s", name, host, (long)getpid(), token);
 	if (n < 0 || (size_t)n >= sizeof(tmp)) {
 		rc = bench_error_set(err, "create", path, false, 0, ENAMETOOLONG);
 		goto out;
@@ -384,6 +389,13 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		rc = bench_error_set(err, "fsync", tmppath, false, 0, errno);
 		goto out;
 	}
+	/*
+	 * Every node starts cold: the writer drops the pages it just wrote (clean after the
+	 * sync), so its first read goes to the server like every other node's. Advice only:
+	 * what the kernel keeps is measured by the reader's residency, not an error here.
+	 */
+	struct fs_residency after;
+	fs_drop_fd(fd, &after);
 	rc = close(fd);
 	fd = -1;
 	if (rc != 0) {
@@ -583,4 +595,237 @@ int replica_remove(int dirfd, const char *name)
 	if (rc == 0)
 		return -EPERM;
 	return unlinkat(dirfd, name, 0) ? -errno : 0;
+}
+
+int replica_identity_get(int dirfd, const char *name, struct replica_identity *out)
+{
+	struct replica_reader r;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = replica_reader_open(&r, dirfd, name);
+	if (rc)
+		goto out;
+	out->dev = (uint64_t)r.st.st_dev;
+	out->ino = (uint64_t)r.st.st_ino;
+	out->size = (uint64_t)r.st.st_size;
+	out->mtime_ns = (int64_t)r.st.st_mtim.tv_sec * 1000000000 + r.st.st_mtim.tv_nsec;
+	out->ctime_ns = (int64_t)r.st.st_ctim.tv_sec * 1000000000 + r.st.st_ctim.tv_nsec;
+	if (out->size) {
+		rc = replica_reader_block(&r, dirfd, name, 0);
+		if (rc)
+			goto out;
+		out->has_generation = replica_block_valid(r.block, 0, &out->generation);
+	}
+out:
+	replica_reader_close(&r);
+	return rc;
+}
+
+int replica_identity_check(int dirfd, const char *name, const struct replica_identity *before,
+			   unsigned *changed)
+{
+	struct replica_identity now;
+	int rc = replica_identity_get(dirfd, name, &now);
+
+	*changed = 0;
+	if (rc == -ENOENT) {
+		*changed = REPLICA_CHANGED_GONE;
+		return 1;
+	}
+	if (rc)
+		return rc;
+	if (now.dev != before->dev || now.ino != before->ino)
+		*changed |= REPLICA_CHANGED_FILE;
+	if (now.size != before->size)
+		*changed |= REPLICA_CHANGED_SIZE;
+	if (now.has_generation != before->has_generation || now.generation != before->generation)
+		*changed |= REPLICA_CHANGED_GENERATION;
+	if (now.mtime_ns != before->mtime_ns || now.ctime_ns != before->ctime_ns)
+		*changed |= REPLICA_CHANGED_TIMES;
+	return *changed ? 1 : 0;
+}
+
+static const char replica_prefix[] = "stagebench.";
+
+/* Take digits off the end of s[0..*end); how many (at most max, else none are taken). */
+static size_t replica_rdigits(const char *s, size_t *end, size_t max)
+{
+	size_t e = *end;
+
+	while (e > 0 && isdigit((unsigned char)s[e - 1]) && *end - e < max + 1)
+		e--;
+	if (*end - e > max)
+		return 0;
+	max = *end - e;
+	*end = e;
+	return max;
+}
+
+/* Take lit off the end of s[0..*end) if it is there. */
+static bool replica_rlit(const char *s, size_t *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (*end < n || memcmp(s + *end - n, lit, n) != 0)
+		return false;
+	*end -= n;
+	return true;
+}
+
+/* Take "<sep><token>" off the end of s[0..*end) if it is there. */
+static bool replica_rtoken(const char *s, size_t *end, const char *sep)
+{
+	size_t e = *end;
+
+	if (e < FS_TOKEN_LEN)
+		return false;
+	for (size_t i = e - FS_TOKEN_LEN; i < e; i++) {
+		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+			return false;
+	}
+	e -= FS_TOKEN_LEN;
+	if (!replica_rlit(s, &e, sep))
+		return false;
+	*end = e;
+	return true;
+}
+
+/* s[0..n) is a host or node name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
+static bool replica_host_ok(const char *s, size_t n)
+{
+	if (n < 1 || n > 64 || s[0] == '.' || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return false;
+	}
+	return true;
+}
+
+/* "<digit>[<a-z>]." at s: a test or part name and its dot; the length taken, or 0. */
+static size_t replica_part_len(const char *s)
+{
+	size_t n = 0;
+
+	if (!isdigit((unsigned char)s[n]) || s[n] == '0')
+		return 0;
+	n++;
+	if (s[n] >= 'a' && s[n] <= 'z')
+		n++;
+	return s[n] == '.' ? n + 1 : 0;
+}
+
+/* "<digits><unit>.tmp." at s: the length taken, or 0. */
+static size_t replica_size_len(const char *s)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "B"};
+	size_t n = strspn(s, "0123456789");
+
+	if (n < 1 || n > 20)
+		return 0;
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		size_t k = strlen(units[u]);
+
+		if (strncmp(s + n, units[u], k) == 0 && strncmp(s + n + k, ".tmp.", 5) == 0)
+			return n + k + 5;
+	}
+	return 0;
+}
+
+static bool replica_temp_name(const char *rest)
+{
+	size_t n = replica_part_len(rest), k, end, e;
+
+	if (!n || !(k = replica_size_len(rest + n)))
+		return false;
+	rest += n + k;
+	end = strlen(rest);
+	e = end;
+	if (replica_rtoken(rest, &e, ".") && replica_rdigits(rest, &e, 10) &&
+	    replica_rlit(rest, &e, ".") && replica_host_ok(rest, e))
+		return true;
+	e = end;
+	return replica_rdigits(rest, &e, 10) && replica_rlit(rest, &e, ".") &&
+	       replica_host_ok(rest, e);
+}
+
+static bool replica_test4_name(const char *rest)
+{
+	size_t n = replica_part_len(rest), e;
+
+	if (!n)
+		return false;
+	rest += n;
+	e = strlen(rest);
+	if (replica_rdigits(rest, &e, 20) < 6 || !replica_rlit(rest, &e, ".") ||
+	    !replica_rdigits(rest, &e, 10) || !replica_rlit(rest, &e, ".t") ||
+	    !replica_rdigits(rest, &e, 10) || !replica_rlit(rest, &e, "-r"))
+		return false;
+	replica_rtoken(rest, &e, "-");
+	return replica_rdigits(rest, &e, 10) && replica_rlit(rest, &e, ".p") &&
+	       replica_host_ok(rest, e);
+}
+
+enum replica_leftover replica_leftover_name(const char *name)
+{
+	const char *rest = name + sizeof(replica_prefix) - 1;
+
+	if (strncmp(name, replica_prefix, sizeof(replica_prefix) - 1) != 0)
+		return REPLICA_LEFTOVER_NONE;
+	if (replica_temp_name(rest))
+		return REPLICA_LEFTOVER_TEMP;
+	if (replica_test4_name(rest))
+		return REPLICA_LEFTOVER_TEST4;
+	return REPLICA_LEFTOVER_NONE;
+}
+
+static bool replica_block_zero(const unsigned char *b)
+{
+	for (size_t i = 0; i < PATTERN_BLOCK; i++) {
+		if (b[i])
+			return false;
+	}
+	return true;
+}
+
+int replica_leftover_kind(int dirfd, const char *name)
+{
+	enum replica_leftover kind = replica_leftover_name(name);
+	struct replica_reader r;
+	uint64_t gen;
+	int rc;
+
+	if (kind == REPLICA_LEFTOVER_NONE)
+		return 0;
+	rc = replica_reader_open(&r, dirfd, name);
+	if (rc == -EINVAL || rc == -EISDIR) {
+		rc = 0;
+		goto out;
+	}
+	if (rc)
+		goto out;
+	if (r.st.st_size == 0) {
+		rc = (int)kind;
+		goto out;
+	}
+	rc = replica_reader_block(&r, dirfd, name, 0);
+	if (rc)
+		goto out;
+	if (replica_block_valid(r.block, 0, &gen) ||
+	    (kind == REPLICA_LEFTOVER_TEMP && r.st.st_size >= PATTERN_BLOCK &&
+	     replica_block_zero(r.block)))
+		rc = (int)kind;
+out:
+	replica_reader_close(&r);
+	return rc;
+}
+
+int replica_removable(int dirfd, const char *name)
+{
+	int rc = replica_is_ours(dirfd, name);
+
+	if (rc != 0)
+		return rc;
+	return replica_leftover_kind(dirfd, name) > 0 ? 1 : 0;
 }

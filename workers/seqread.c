@@ -76,7 +76,7 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 	int fd, rc = 0;
 
 	t0 = clock_mono_ns();
-	fd = open(p->path, O_RDONLY | O_CLOEXEC);
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return bench_fail(c, "open", p->path, errno);
 	while (off < p->file_bytes) {
@@ -119,7 +119,15 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 out:
 	close(fd);
 	if (rc == 0 && !c->stopped) {
-		hist_record(c->lat, clock_mono_ns() - t0);
+		uint64_t ns = clock_mono_ns() - t0;
+
+		hist_record(c->lat, ns);
+		if (!c->ops)
+			c->first_pass_ns = ns;
+		else if (c->npass_ns < BENCH_PASS_TIMES)
+			c->pass_ns[c->npass_ns++] = ns;
+		else
+			c->passes_not_kept++;
 		c->ops++;
 		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
 		atomic_store_explicit(&c->live_ops, c->ops, memory_order_relaxed);
@@ -162,6 +170,7 @@ static int seqread_run(struct bench_ctx *c)
 	uint64_t i;
 	int rc;
 
+	c->first_io_ns = clock_mono_ns();
 	for (i = 0; i < c->p->passes; i++) {
 		if (bench_should_stop(c->stop)) {
 			c->stopped = true;

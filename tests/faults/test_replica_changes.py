@@ -143,6 +143,63 @@ class ReplicaChanges(ft.FaultCase):
                                  r"replica generation or offset \(expected generation %d, "
                                  r"found \d+\)$" % s["tests"][0]["generation"])
 
+    def plant_symlink(self, replica):
+        """Put a symlink at the replica's name, to the same replica moved aside: reading
+        through it would give the right blocks, so only the refusal to follow shows."""
+        aside = self.path("aside-" + os.path.basename(replica))
+        os.link(replica, aside)
+        link = replica + ".link"
+        os.symlink(aside, link)
+        os.rename(link, replica)
+        self.addCleanup(lambda: os.path.exists(aside) and os.unlink(aside))
+
+    def test_timed_opens_never_follow_a_symlink(self):
+        # 1a and 1b open the replica in every pass: a symlink put at its name while they run
+        # fails the part at the next open, named, instead of being read through
+        for test, size in (("1a", "4MiB"), ("1b", "8MiB")):
+            with self.subTest(test=test):
+                self.prepare(test)
+                replica = os.path.join(os.path.realpath(self.stage()),
+                                       "stagebench.%s.%s" % (test, size))
+                proc, out = self.start_long(["run", test, "--passes", "100000", "--verify"])
+                self.wait_running(proc, out)
+                self.plant_symlink(replica)
+                s, part, err = self.finish(proc, out)
+                self.assertRegex(part["error"], r"^thread \d+: open '%s': Too many levels of "
+                                 r"symbolic links$" % re.escape(replica))
+                self.assertTrue(os.path.islink(replica))
+                os.unlink(replica)
+                os.unlink(out)
+
+    def test_2_open_never_follows_a_symlink(self):
+        # 2b opens the replica in its set-up: a symlink put there after 2a opened it fails 2b
+        self.prepare("2")
+        stage = self.stage()
+        replica = os.path.join(os.path.realpath(stage), "stagebench.2.8MiB")
+        out = self.path("s.json")
+        proc = ft.popen(["run", "2", "--scale", "tiny", "--dir", stage, "--start-in", "1",
+                         "--verify", "--out", out])
+        self.addCleanup(ft.reap, proc)
+        n = len(ft.sbtest.info()["threads"])
+
+        def opened():
+            fds = "/proc/%d/fd" % proc.pid
+            try:
+                links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
+            except OSError:
+                return proc.poll() is not None
+            return sum(l.endswith("stagebench.2.8MiB") for l in links) >= n
+
+        ft.wait_for(opened)
+        self.plant_symlink(replica)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1, err)
+        a, b = self.summary(out)["tests"][0]["parts"]
+        self.assertEqual((a["part"], a["status"]), ("2a", "ok"))
+        self.assertEqual((b["part"], b["status"]), ("2b", "failed"))
+        self.assertRegex(b["error"], r"^thread \d+: open '%s': Too many levels of symbolic "
+                         r"links$" % re.escape(replica))
+
 if __name__ == "__main__":
     ft.setup_from_argv()
     unittest.main(verbosity=2)

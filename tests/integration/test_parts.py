@@ -192,7 +192,7 @@ class Parts(sbtest.TempDirCase):
         names = os.listdir(stage)
         self.assertEqual(len(names), 50 * n)
         for name in names:
-            self.assertRegex(name, r"^stagebench\.4a\.nodeA\.p\d+-r1\.t\d+\.\d{6}$")
+            self.assertRegex(name, r"^stagebench\.4a\.nodeA\.p\d+-[0-9a-f]{12}-r1\.t\d+\.\d{6}$")
             self.assertEqual(os.path.getsize(os.path.join(stage, name)), 4096)
         # repetitions never clash, even when their files are kept
         s, _ = self.run_json(["run", "4a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",

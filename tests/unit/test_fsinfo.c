@@ -347,6 +347,50 @@ static void test_create(void)
 	umask(old);
 }
 
+/*
+ * A residency that cannot be measured is unknown with its reason, never 0: sysfs files are
+ * regular files of 4096 bytes that cannot be mapped (ENODEV, as a FUSE direct_io file);
+ * a directory is not a file; a symlink is not followed.
+ */
+static void test_residency_unknown(void)
+{
+	struct fs_residency r;
+	char path[128];
+	double frac = 0.5;
+
+	CHECK_U64(fs_residency_path("/sys/devices/system/cpu/online", &r), -ENODEV);
+	CHECK(!r.known && r.why == ENODEV && r.fraction == FS_RESIDENCY_UNKNOWN);
+	CHECK(r.pages == 0 && r.resident == 0);
+	CHECK_U64(fs_residency("/sys/devices/system/cpu/online", &frac), -ENODEV);
+	CHECK(frac < 0);
+	CHECK_U64(fs_drop_path("/sys/devices/system/cpu/online", &r), -ENODEV);
+	CHECK(!r.known && r.why == ENODEV);
+	CHECK_U64(fs_residency_path(tmpdir, &r), -EINVAL);
+	CHECK(!r.known && r.why == EINVAL && r.fraction < 0);
+	snprintf(path, sizeof(path), "%s/link", tmpdir);
+	CHECK(symlink("/sys/devices/system/cpu/online", path) == 0);
+	CHECK_U64(fs_residency_path(path, &r), -ELOOP);
+	CHECK(!r.known && r.why == ELOOP);
+	CHECK(unlink(path) == 0);
+	snprintf(path, sizeof(path), "%s/missing", tmpdir);
+	CHECK_U64(fs_drop_path(path, &r), -ENOENT);
+	CHECK(!r.known && r.why == ENOENT && r.fraction < 0);
+}
+
+/* Tokens: 12 lowercase hex digits, a new one each call, refused into too small a buffer. */
+static void test_token(void)
+{
+	char a[FS_TOKEN_LEN + 1], b[FS_TOKEN_LEN + 1], small[FS_TOKEN_LEN];
+
+	CHECK_U64(fs_token(a, sizeof(a)), 0);
+	CHECK_U64(fs_token(b, sizeof(b)), 0);
+	CHECK_U64(strlen(a), FS_TOKEN_LEN);
+	CHECK_U64(strspn(a, "0123456789abcdef"), FS_TOKEN_LEN);
+	CHECK_U64(strspn(b, "0123456789abcdef"), FS_TOKEN_LEN);
+	CHECK_MSG(strcmp(a, b) != 0, "two tokens alike: %s", a);
+	CHECK(fs_token(small, sizeof(small)) == -EINVAL && small[0] == '\0');
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/sb-fsinfo-XXXXXX");
@@ -358,6 +402,8 @@ int main(void)
 	test_mounts();
 	test_residency();
 	test_create();
+	test_token();
+	test_residency_unknown();
 	CHECK_MSG(rmdir(tmpdir) == 0, "%s not empty or not removable: %s", tmpdir, strerror(errno));
 	return check_done();
 }

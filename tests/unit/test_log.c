@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -56,6 +57,91 @@ static char *test_log_capture(const struct log_case *c)
 	return text;
 }
 
+/*
+ * The writes that reach fd 2 while fn runs, each as one record: fd 2 is a SOCK_SEQPACKET
+ * socket, which keeps the boundary of every write(), so records counts the write() calls and
+ * buf holds the last one.
+ */
+static int test_log_writes(void (*fn)(void), char *buf, size_t size, size_t *last)
+{
+	int sv[2];
+	int saved = dup(2);
+	int records = 0;
+	ssize_t n;
+
+	if (saved < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
+		return -1;
+	fflush(stderr);
+	dup2(sv[0], 2);
+	fn();
+	dup2(saved, 2);
+	close(saved);
+	close(sv[0]);
+	*last = 0;
+	while ((n = recv(sv[1], buf, size, MSG_DONTWAIT)) > 0) {
+		records++;
+		*last = (size_t)n;
+	}
+	close(sv[1]);
+	return records;
+}
+
+static void test_log_plain(void)
+{
+	log_set_level(LOG_WARN);
+	log_err("read '%s' at %d: %s", "/stage/x/r1a", 4194304, "Input/output error");
+}
+
+/* A message far over the line limit, of two-byte UTF-8 characters and control characters. */
+static void test_log_long(void)
+{
+	static char text[30000];
+
+	for (size_t i = 0; i + 3 < sizeof(text); i += 3) {
+		text[i] = '\xc3';
+		text[i + 1] = '\xa9';
+		text[i + 2] = (char)(i % 2 ? '\x01' : 'a');
+	}
+	text[sizeof(text) - 1] = '\0';
+	log_warn("%s", text);
+}
+
+static void test_log_progress(void)
+{
+	log_status("%s rep %u: %.0f s, %zu/%zu threads done", "2a", 1u, 3.0, (size_t)2, (size_t)4);
+	log_status_clear();
+}
+
+/* Each line is one write(), cut lines included, and a cut never splits a character. */
+static void test_log_one_write(void)
+{
+	static char buf[65536];
+	size_t last = 0;
+	int writes;
+
+	writes = test_log_writes(test_log_plain, buf, sizeof(buf), &last);
+	CHECK_MSG(writes == 1, "a line took %d writes", writes);
+	CHECK(last > 0 && buf[last - 1] == '\n');
+	{
+		static const char want[] = "stagebench: error: read '/stage/x/r1a' at 4194304: ";
+
+		CHECK(last > sizeof(want) && memcmp(buf, want, sizeof(want) - 1) == 0);
+	}
+
+	writes = test_log_writes(test_log_long, buf, sizeof(buf), &last);
+	CHECK_MSG(writes == 1, "a long line took %d writes", writes);
+	CHECK_MSG(last > 4000 && last <= 8192, "long line of %zu bytes", last);
+	CHECK(last >= 4 && memcmp(buf + last - 4, "...\n", 4) == 0);
+	CHECK(memchr(buf, '\n', last) == buf + last - 1);
+	/* Before "...": a whole character or a whole escape, never part of one. */
+	CHECK(last >= 5 && ((unsigned char)buf[last - 5] == 0xa9 || buf[last - 5] == 'a' ||
+			    buf[last - 5] == '1'));
+
+	writes = test_log_writes(test_log_progress, buf, sizeof(buf), &last);
+	CHECK_MSG(writes == 2, "status and clear took %d writes", writes);
+	CHECK(last == 4 && memcmp(buf, "\r\033[K", 4) == 0);
+}
+
 int main(void)
 {
 	CHECK(log_get_level() == LOG_WARN);
@@ -102,5 +188,6 @@ int main(void)
 	CHECK(log_get_level() == LOG_DEBUG);
 	log_set_level((enum log_level) - 5);
 	CHECK(log_get_level() == LOG_ERR);
+	test_log_one_write();
 	return check_done();
 }

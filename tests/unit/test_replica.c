@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "platform/fsinfo.h"
 #include "util/pattern.h"
 #include "workers/replica.h"
 
@@ -376,6 +377,191 @@ static void test_no_direct(void)
 	close(fd);
 }
 
+/*
+ * The writer starts cold (a disk filesystem only: tmpfs pages are the file itself). First
+ * the control: a file written and synced the plain way stays in the cache, so the
+ * measurement can see pages; then a replica of the same size, which its writer dropped.
+ */
+static void test_cold(void)
+{
+	static char buf[1 << 16];
+	struct fs_residency r;
+	char path[128];
+	int fd;
+
+	fd = openat(top_fd, "plain", O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	memset(buf, 'x', sizeof(buf));
+	for (uint64_t off = 0; off < 16 * MIB; off += sizeof(buf))
+		CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+	CHECK(fdatasync(fd) == 0);
+	snprintf(path, sizeof(path), "%s/plain", dir);
+	CHECK_U64(fs_residency_path(path, &r), 0);
+	CHECK_MSG(r.known && r.fraction > 0.5, "plain file after write: %.3f", r.fraction);
+	CHECK_U64(fs_drop_fd(fd, &r), 0);
+	CHECK_MSG(r.known && r.fraction < 0.1 && r.pages == 16 * MIB / 4096, "dropped: %.3f",
+		  r.fraction);
+	close(fd);
+	CHECK(unlinkat(top_fd, "plain", 0) == 0);
+
+	CHECK_U64(replica_create(top_fd, dir, "cold", 16 * MIB, replica_new_generation(), 2, MIB,
+				 false, NULL, NULL),
+		  0);
+	snprintf(path, sizeof(path), "%s/cold", dir);
+	CHECK_U64(fs_residency_path(path, &r), 0);
+	CHECK_MSG(r.known && r.fraction < 0.1, "the writer holds %.3f of its replica", r.fraction);
+	printf("writer's residency of a new 16 MiB replica: %.3f\n", r.fraction);
+	CHECK(replica_remove(top_fd, "cold") == 0);
+}
+
+/*
+ * The identity of a replica, re-checked: unchanged; another replica renamed over it (new
+ * file, new generation); modified in place; deleted. A symlink is refused, as by the probe.
+ */
+static void test_identity(void)
+{
+	struct replica_identity id, other;
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	unsigned changed = 99;
+	uint64_t gen = replica_new_generation();
+
+	CHECK_U64(replica_create(top_fd, dir, "ident", MIB, gen, 2, MIB, false, NULL, NULL), 0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &id), 0);
+	CHECK(id.has_generation && id.generation == gen && id.size == MIB && id.ino != 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &id, &changed), 0);
+	CHECK_U64(changed, 0);
+
+	CHECK_U64(replica_create(top_fd, dir, "ident2", MIB, replica_new_generation(), 1, MIB,
+				 false, NULL, NULL),
+		  0);
+	CHECK(renameat(top_fd, "ident2", top_fd, "ident") == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &id, &changed), 1);
+	CHECK_MSG((changed & (REPLICA_CHANGED_FILE | REPLICA_CHANGED_GENERATION)) ==
+			  (REPLICA_CHANGED_FILE | REPLICA_CHANGED_GENERATION) &&
+		      !(changed & (REPLICA_CHANGED_SIZE | REPLICA_CHANGED_GONE)),
+		  "replaced: %#x", changed);
+
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), 0);
+	CHECK(utimensat(top_fd, "ident", ts, 0) == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &other, &changed), 1);
+	CHECK_MSG(changed == REPLICA_CHANGED_TIMES, "touched: %#x", changed);
+
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
+	CHECK_U64(replica_identity_check(top_fd, "ident", &other, &changed), 1);
+	CHECK_U64(changed, REPLICA_CHANGED_GONE);
+
+	CHECK(symlinkat("elsewhere", top_fd, "ident") == 0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), -EINVAL);
+	CHECK(replica_identity_check(top_fd, "ident", &id, &changed) == -EINVAL && changed == 0);
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
+}
+
+struct leftover_case {
+	const char *name;
+	enum replica_leftover kind;
+};
+
+/* The name grammar: every part of it checked, with near misses. */
+static void test_leftover_names(void)
+{
+	static const struct leftover_case cases[] = {
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.3.512GiB.tmp.n1.example.org.1.ffffffffffff", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.2.4096B.tmp.h_1-x.4194304.000000000000", REPLICA_LEFTOVER_TEMP},
+	    {"stagebench.1a.150MiB.tmp.node1.123", REPLICA_LEFTOVER_TEMP}, /* no token: older */
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_TEST4},
+	    {"stagebench.4c.a.b-c.p1-abcdefabcdef-r12.t127.1234567", REPLICA_LEFTOVER_TEST4},
+	    {"stagebench.4a.n1.p123-r1.t0.000341", REPLICA_LEFTOVER_TEST4}, /* no token */
+	    {"stagebench.1a.150MiB", REPLICA_LEFTOVER_NONE},		    /* a replica */
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789aB", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789a", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.x123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp..123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.no de.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150XiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.a1.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab.bak", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.1a.150MiB.tmp.node1", REPLICA_LEFTOVER_NONE},
+	    {"xstagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.00341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341x", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789ab-r.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a..p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.-n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.q123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-0123456789xy-r1.t0.000341", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.4a.n1.p123-r1.t0", REPLICA_LEFTOVER_NONE},
+	    {"stagebench.", REPLICA_LEFTOVER_NONE},
+	    {"", REPLICA_LEFTOVER_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_MSG(replica_leftover_name(cases[i].name) == cases[i].kind, "'%s': %d",
+			  cases[i].name, (int)replica_leftover_name(cases[i].name));
+}
+
+/* Make name with size bytes: zeros (fallocate) or, with fill, that byte everywhere. */
+static void make_file(const char *name, uint64_t size, int fill)
+{
+	static unsigned char b[PATTERN_BLOCK];
+	int fd = openat(top_fd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+
+	CHECK(fd >= 0);
+	if (size && fill < 0)
+		CHECK(ftruncate(fd, (off_t)size) == 0);
+	memset(b, fill, sizeof(b));
+	for (uint64_t off = 0; fill >= 0 && off < size; off += sizeof(b))
+		CHECK(write(fd, b, sizeof(b)) == (ssize_t)sizeof(b));
+	close(fd);
+}
+
+/* Names and contents together: what an interrupted run leaves, and what another may own. */
+static void test_leftovers(void)
+{
+	static const char tmp0[] = "stagebench.1a.4MiB.tmp.n1.7.0123456789ab";
+	static const char tmpz[] = "stagebench.1a.4MiB.tmp.n1.8.0123456789ab";
+	static const char tmpx[] = "stagebench.1a.4MiB.tmp.n1.9.0123456789ab";
+	static const char f40[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.000001";
+	static const char f4z[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.000002";
+	static const char near[] = "stagebench.4a.n1.p7-0123456789ab-r1.t0.0001";
+	static const char tmph[] = "stagebench.1a.4MiB.tmp.n1.10.0123456789ab";
+
+	make_file(tmp0, 0, 0);
+	make_file(tmpz, MIB, -1);
+	make_file(tmpx, MIB, 'x');
+	make_file(f40, 0, 0);
+	make_file(f4z, MIB, -1);
+	make_file(near, 0, 0);
+	CHECK_U64(replica_create(top_fd, dir, "ours", MIB, replica_new_generation(), 1, MIB, false,
+				 NULL, NULL),
+		  0);
+	CHECK(renameat(top_fd, "ours", top_fd, tmph) == 0);
+	CHECK(symlinkat("elsewhere", top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab") == 0);
+
+	CHECK_U64(replica_leftover_kind(top_fd, tmp0), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmpz), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmph), REPLICA_LEFTOVER_TEMP);
+	CHECK_U64(replica_leftover_kind(top_fd, tmpx), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, f40), REPLICA_LEFTOVER_TEST4);
+	CHECK_U64(replica_leftover_kind(top_fd, f4z), 0); /* zeros: only a temporary replica */
+	CHECK_U64(replica_leftover_kind(top_fd, near), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab"), 0);
+	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.12.0123456789ab"),
+		  -ENOENT);
+	CHECK_U64(replica_removable(top_fd, tmp0), 1);
+	CHECK_U64(replica_removable(top_fd, tmph), 1);
+	CHECK_U64(replica_removable(top_fd, tmpx), 0);
+	CHECK_U64(replica_removable(top_fd, near), 0);
+
+	for (const char *const *n =
+		 (const char *const[]){tmp0, tmpz, tmpx, f40, f4z, near, tmph,
+				       "stagebench.1a.4MiB.tmp.n1.11.0123456789ab", NULL};
+	     *n; n++)
+		CHECK_MSG(unlinkat(top_fd, *n, 0) == 0, "%s: %s", *n, strerror(errno));
+}
+
 int main(void)
 {
 	size_t b;
@@ -396,9 +582,14 @@ int main(void)
 		test_race();
 		test_refusals();
 		test_too_big();
+		test_identity();
+		test_leftovers();
+		if (b == 0)
+			test_cold();
 		close(top_fd);
 		CHECK_MSG(rmdir(dir) == 0, "%s: %s", dir, strerror(errno));
 	}
 	test_no_direct();
+	test_leftover_names();
 	return check_done();
 }

@@ -661,6 +661,99 @@ static void test_bad_params(void)
 	}
 }
 
+/*
+ * Every kind records when its timed work began: after set-up, before run returns, no later
+ * than its first operation's end. 1a keeps its first pass apart from the following ones,
+ * and their times add up to what the latency histogram holds.
+ */
+static void test_first_io(void)
+{
+	static const char *const kinds[] = {"null", "seqread", "mmaptouch", "randread",
+					    "manyfiles"};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct bench_ops *ops = bench_find(kinds[i]);
+		struct bench_params p = {.path = path_good,
+					 .count = 4,
+					 .chunk = 4 * KIB,
+					 .passes = 5,
+					 .xfer = 64 * KIB,
+					 .file_bytes = REPLICA_BYTES,
+					 .generation = gen_good};
+		uint64_t ready, end, sum = 0;
+		struct rig r;
+
+		rig_init(&r, &p);
+		CHECK(r.c.first_io_ns == 0);
+		CHECK_U64(ops->setup ? ops->setup(&r.c) : 0, 0);
+		ready = clock_mono_ns();
+		CHECK_U64(ops->run(&r.c), 0);
+		end = clock_mono_ns();
+		if (ops->teardown)
+			ops->teardown(&r.c);
+		CHECK_MSG(r.c.first_io_ns >= ready && r.c.first_io_ns + r.lat.min_ns <= end,
+			  "%s: first I/O at %" PRIu64 ", ready at %" PRIu64 ", end at %" PRIu64,
+			  kinds[i], r.c.first_io_ns, ready, end);
+		if (strcmp(kinds[i], "seqread") == 0) {
+			CHECK(r.c.first_pass_ns > 0);
+			CHECK_U64(r.c.npass_ns, 4);
+			CHECK_U64(r.c.passes_not_kept, 0);
+			sum = r.c.first_pass_ns;
+			for (uint64_t k = 0; k < r.c.npass_ns; k++) {
+				CHECK(r.c.pass_ns[k] > 0);
+				sum += r.c.pass_ns[k];
+			}
+			CHECK_U64(sum, r.lat.sum_ns);
+			CHECK(end - ready >= sum);
+		} else {
+			CHECK(r.c.first_pass_ns == 0 && r.c.npass_ns == 0);
+		}
+		rig_free(&r);
+	}
+
+	/* More passes than are kept: the rest are counted, and are in the histogram. */
+	{
+		struct bench_params p = {.path = path_tiny,
+					 .passes = BENCH_PASS_TIMES + 3,
+					 .xfer = 64 * KIB,
+					 .file_bytes = TINY_BYTES};
+		struct rig r;
+
+		rig_init(&r, &p);
+		CHECK_U64(rig_drive(bench_find("seqread"), &r), 0);
+		CHECK_U64(r.c.npass_ns, BENCH_PASS_TIMES);
+		CHECK_U64(r.c.passes_not_kept, 2);
+		CHECK_U64(r.lat.count, BENCH_PASS_TIMES + 3);
+		rig_free(&r);
+	}
+
+	/* A stop before the first pass: the instant is still recorded, no pass is. */
+	{
+		struct bench_params p = {
+		    .path = path_good, .passes = 3, .xfer = 64 * KIB, .file_bytes = REPLICA_BYTES};
+		struct rig r;
+
+		rig_init(&r, &p);
+		r.stop = 1;
+		CHECK_U64(rig_drive(bench_find("seqread"), &r), 0);
+		CHECK(r.c.stopped && r.c.first_io_ns > 0 && r.c.first_pass_ns == 0);
+		rig_free(&r);
+	}
+}
+
+static void test_median(void)
+{
+	uint64_t odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, big[] = {UINT64_MAX, UINT64_MAX - 2};
+	uint64_t one[] = {7};
+
+	CHECK_U64(bench_median_ns(odd, 3), 3);
+	CHECK_U64(bench_median_ns(even, 4), 2);
+	CHECK(even[0] == 1 && even[3] == 4);
+	CHECK_U64(bench_median_ns(big, 2), UINT64_MAX - 1);
+	CHECK_U64(bench_median_ns(one, 1), 7);
+	CHECK_U64(bench_median_ns(one, 0), 0);
+}
+
 int main(void)
 {
 	page_size = sysconf(_SC_PAGESIZE);
@@ -693,6 +786,8 @@ int main(void)
 	test_manyfiles_collision();
 	test_stop();
 	test_bad_params();
+	test_first_io();
+	test_median();
 
 	unlinkat(top_fd, "good", 0);
 	unlinkat(top_fd, "tiny", 0);
