@@ -10,17 +10,17 @@ each node are kept.
 """
 import array
 import heapq
-import importlib.util
 import json
 import math
 import multiprocessing
 import os
 import statistics
-import subprocess
-import tempfile
 import time
 
-import stagebench_lib as L
+from . import catalogue
+from . import common as L
+from .files import read_json
+from .nodes import nodeset_fold
 
 UINT64_MAX = (1 << 64) - 1
 TOP_THREADS = 5
@@ -454,12 +454,13 @@ def _summary(s, name, rep_offset, top):
         named = run.get("tests") if isinstance(run.get("tests"), list) else []
         repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
         keys = []
+        cat = catalogue.load()
         for t in named:
             if t == "all":
-                keys += [(x, None) for x in L.ALL_TESTS]
-            elif t in L.PART_TEST:
-                keys.append((L.PART_TEST[t], t))
-            elif t in L.TESTS:
+                keys += [(x, None) for x in cat.all_tests]
+            elif t in cat.part_test:
+                keys.append((cat.part_test[t], t))
+            elif t in cat.tests:
                 keys.append((t, None))
         first = 1 + rep_offset
         if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
@@ -518,6 +519,7 @@ def _workers(n):
 
 def _iter_summaries(files):
     items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
+    catalogue.load()  # once, before the workers are forked
     nw = _workers(len(items))
     if nw == 1:
         for path, off in items:
@@ -550,15 +552,16 @@ class Group:
 
 def _test_order(test):
     try:
-        return (L.ALL_TESTS + ["null"]).index(test)
+        return list(catalogue.load().tests).index(test)
     except ValueError:
         return 99
 
 
 def _part_order(part):
-    t = L.PART_TEST.get(part)
+    cat = catalogue.load()
+    t = cat.part_test.get(part)
     if t:
-        return L.TESTS[t]["parts"].index(part)
+        return cat.tests[t]["parts"].index(part)
     return 99
 
 
@@ -633,7 +636,7 @@ def _add(c, r):
     for test, rep, error, part in r["test_errors"]:
         c.test_errors.setdefault((test, rep, part), {})[node] = error
         if test is not None:
-            for p in [part] if part else L.TESTS.get(test, {}).get("parts", []):
+            for p in [part] if part else catalogue.load().tests.get(test, {}).get("parts", []):
                 c.group(test, rep, p)
     for test, rep, part, p in r["entries"]:
         g = c.group(test, rep, part)
@@ -663,7 +666,7 @@ def _add(c, r):
 
 def _load_manifest(c, path):
     try:
-        m = L.read_json(path)
+        m = read_json(path)
     except (OSError, ValueError) as e:
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest unreadable: %s" % e})
@@ -765,7 +768,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     for n in allnodes:
         by_server.setdefault(servers[n], []).append(n)
     for s in sorted(by_server, key=L.natural_key):
-        server_list.append({"server": s, "nodes": L.nodeset_fold(by_server[s]),
+        server_list.append({"server": s, "nodes": nodeset_fold(by_server[s]),
                             "count": len(by_server[s]), "preparer": preparers.get(s)})
 
     regressions = []
@@ -779,7 +782,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     mrun = m.get("run") if isinstance(m.get("run"), dict) else {}
     report = {
         "schema": L.REPORT_SCHEMA,
-        "version": L.VERSION,
+        "version": catalogue.load().version,
         "source": source,
         "run_id": m.get("run_id"),
         "launcher": m.get("launcher"),
@@ -790,7 +793,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "files": c.files,
         "nodes": {
             "expected": len(expected_set), "expected_from": expected_from,
-            "expected_set": L.nodeset_fold(expected) if expected else "",
+            "expected_set": nodeset_fold(expected) if expected else "",
             "seen": len(seen), "failed": sorted(failed_nodes, key=L.natural_key),
             "missing": sorted(missing_nodes - failed_nodes, key=L.natural_key),
             "unexpected": unexpected,
@@ -919,13 +922,14 @@ def make_baseline(report, source=None):
         out[part] = {"cluster_time_s": _median(d["cluster"]),
                      "nodes": {n: _median(ts) for n, ts in sorted(
                          d["nodes"].items(), key=lambda kv: L.natural_key(kv[0]))}}
-    return {"schema": L.BASELINE_SCHEMA, "version": L.VERSION, "created_at": time.time(),
+    return {"schema": L.BASELINE_SCHEMA, "version": catalogue.load().version,
+            "created_at": time.time(),
             "run_id": report.get("run_id"), "source": source, "parts": out}
 
 
 def load_baseline(path):
     try:
-        b = L.read_json(path)
+        b = read_json(path)
     except OSError as e:
         raise L.UsageError("baseline '%s': %s" % (path, e.strerror or e))
     except ValueError as e:
@@ -971,7 +975,7 @@ def compare_baseline(c, parts_out, baseline, tolerance):
 
 
 def _part_order_key(part):
-    return (_test_order(L.PART_TEST.get(part, part)), _part_order(part), part)
+    return (_test_order(catalogue.load().part_test.get(part, part)), _part_order(part), part)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1030,7 +1034,7 @@ def to_csv(report):
 def _ns_list(nodes, limit=12):
     if not nodes:
         return "-"
-    folded = L.nodeset_fold(nodes)
+    folded = nodeset_fold(nodes)
     if len(folded) > 160 and len(nodes) > limit:
         return "%s ... (%d nodes)" % (", ".join(nodes[:limit]), len(nodes))
     return folded
@@ -1217,159 +1221,3 @@ def fmt_spread(s):
     if s is None:
         return "-"
     return "< 1 us" if s < 1e-6 else L.fmt_time(s)
-
-
-# ---------------------------------------------------------------------------------------------
-# Plot: node times per part, the slow nodes marked
-
-
-def plot_tool(path):
-    """The tool that can draw path, or None: matplotlib, gnuplot, or (SVG only) built in."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".svg", ".png"):
-        raise L.UsageError("--plot '%s': give a file ending in .svg or .png" % path)
-    try:
-        if importlib.util.find_spec("matplotlib") is not None:
-            return "matplotlib"
-    except (ImportError, ValueError):
-        pass
-    if L.which("gnuplot"):
-        return "gnuplot"
-    if ext == ".svg":
-        return "builtin"
-    return None
-
-
-def _plot_data(report, slow):
-    labels, points = [], []
-    for i, p in enumerate(report["parts"]):
-        labels.append("%s r%d" % (p["part"], p["repetition"]) if any(
-            q["repetition"] > 1 for q in report["parts"]) else p["part"])
-        med = p["node_time_s"]["median"]
-        for n, t in sorted(p["_node_times"].items(), key=lambda kv: L.natural_key(kv[0])):
-            is_slow = bool(med) and t > med * (1.0 + slow)
-            points.append((i, t, n, is_slow))
-    return labels, points
-
-
-def plot(report, path, slow=0.25, tool=None):
-    tool = tool or plot_tool(path)
-    labels, points = _plot_data(report, slow)
-    title = "stagebench node times per part%s" % (
-        (" - run %s" % report["run_id"]) if report.get("run_id") else "")
-    if tool == "matplotlib":
-        return _plot_matplotlib(labels, points, path, title)
-    if tool == "gnuplot":
-        return _plot_gnuplot(labels, points, path, title)
-    if tool == "builtin":
-        return _plot_svg(labels, points, path, title)
-    raise L.UsageError("--plot %s: no plotting tool: install matplotlib (Debian: "
-                       "python3-matplotlib) or gnuplot (Debian: gnuplot-nox)" % path)
-
-
-def _jitter(i, n):
-    return ((n * 37) % 101) / 101.0 * 0.5 - 0.25 if n else 0.0
-
-
-def _plot_matplotlib(labels, points, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(max(6, len(labels) * 1.0), 4.5))
-    for k, (i, t, n, slow) in enumerate(points):
-        ax.plot(i + _jitter(i, k), t, "o", color="red" if slow else "tab:blue", ms=4)
-        if slow:
-            ax.annotate(n, (i + _jitter(i, k), t), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels)
-    ax.set_ylabel("node time (s)")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return "matplotlib"
-
-
-def _plot_gnuplot(labels, points, path, title):
-    ext = os.path.splitext(path)[1].lower()
-    with tempfile.TemporaryDirectory(prefix="stagebench-plot-") as d:
-        data = os.path.join(d, "points.dat")
-        with open(data, "w") as f:
-            for k, (i, t, n, slow) in enumerate(points):
-                f.write("%f %.9g %d %s\n" % (i + _jitter(i, k), t, 1 if slow else 0, n))
-        tics = ", ".join('"%s" %d' % (lab.replace('"', ""), i) for i, lab in enumerate(labels))
-        term = "svg size 900,500" if ext == ".svg" else "pngcairo size 900,500"
-        script = "\n".join([
-            "set terminal %s" % term,
-            "set output '%s'" % path.replace("'", "''"),
-            "set title '%s' noenhanced" % title.replace("'", "''"),
-            "set ylabel 'node time (s)'",
-            "set xtics (%s)" % tics,
-            "set xrange [-0.6:%f]" % (len(labels) - 0.4),
-            "set yrange [0:*]",
-            "set key off",
-            "plot '%s' using 1:($3==0?$2:1/0) with points pt 7 ps 0.6 lc rgb '#1f77b4', \\"
-            % data.replace("'", "''"),
-            "     '' using 1:($3==1?$2:1/0) with points pt 7 ps 0.8 lc rgb 'red', \\",
-            "     '' using 1:($3==1?$2:1/0):4 with labels offset 1,0.5 font ',7' noenhanced",
-        ])
-        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
-                           timeout=120)
-        if p.returncode != 0 and "pngcairo" in term:
-            script = script.replace("pngcairo", "png")
-            p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
-                               timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError("gnuplot failed: %s" % (p.stderr.strip().splitlines() or ["?"])[-1])
-    return "gnuplot"
-
-
-def _esc(s):
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
-        .replace('"', "&quot;")
-
-
-def _plot_svg(labels, points, path, title):
-    W, H, ml, mr, mt, mb = 900, 500, 70, 20, 40, 50
-    ymax = max([t for _i, t, _n, _s in points] or [1.0]) * 1.1 or 1.0
-    n = max(len(labels), 1)
-    pw, ph = W - ml - mr, H - mt - mb
-
-    def x(i):
-        return ml + (i + 0.5) * pw / n
-
-    def y(v):
-        return mt + ph - v / ymax * ph
-
-    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-         'font-family="sans-serif" font-size="11">' % (W, H),
-         '<rect width="100%" height="100%" fill="white"/>',
-         '<text x="%d" y="22" font-size="14">%s</text>' % (ml, _esc(title)),
-         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt, ml, mt + ph),
-         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt + ph, W - mr,
-                                                                      mt + ph)]
-    for k in range(6):
-        v = ymax * k / 5
-        o.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (ml - 4, y(v) + 4,
-                                                                         _esc(fmt(v))))
-        o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (
-            ml, y(v), W - mr, y(v)))
-    for i, lab in enumerate(labels):
-        o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(i), mt + ph + 18,
-                                                                           _esc(lab)))
-    for k, (i, t, nname, slow) in enumerate(points):
-        cx = x(i) + _jitter(i, k) * pw / n
-        o.append('<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>%s %s</title></circle>'
-                 % (cx, y(t), 4 if slow else 3, "red" if slow else "#1f77b4", _esc(nname),
-                    _esc(fmt(t))))
-        if slow:
-            o.append('<text x="%.1f" y="%.1f" fill="red" font-size="9">%s</text>' % (
-                cx + 5, y(t) - 5, _esc(nname)))
-    o.append('<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">'
-             'node time</text>' % (mt + ph // 2, mt + ph // 2))
-    o.append("</svg>")
-    L.write_atomic(path, "\n".join(o) + "\n")
-    return "builtin"
-
