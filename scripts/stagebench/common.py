@@ -41,8 +41,9 @@ def prog_name():
 
 
 def say(msg, stream=None):
-    """One line on stderr, prefixed with the program name."""
-    print("%s: %s" % (prog_name(), msg), file=stream or sys.stderr, flush=True)
+    """One line on stderr, prefixed with the program name; what came from a node or a file
+    in it is escaped (safe_text)."""
+    print("%s: %s" % (prog_name(), safe_text(msg)), file=stream or sys.stderr, flush=True)
 
 
 def fail(msg, code):

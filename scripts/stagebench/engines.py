@@ -44,9 +44,10 @@ def shell_line(args):
     return " ".join(shlex.quote(a) for a in args)
 
 
-def _exec_arg(a):
-    """An argument for an exec worker's %h template: % doubled, NODE as %h."""
-    return a.replace("%", "%%").replace(NODE, "%h")
+def _exec_arg(a, braced=True):
+    """An argument for an exec worker's %h template: % doubled, NODE as %{h} (clush) or %h
+    (pdsh, whose %h is never part of a longer name)."""
+    return a.replace("%", "%%").replace(NODE, "%{h}" if braced else "%h")
 
 
 class Engine:
@@ -208,6 +209,8 @@ class TaskRound:
         self._ready.set()
         try:
             task.resume()
+        except Exception as e:  # a worker that cannot start its command, say
+            self.error = e
         finally:
             task.abort(kill=True)
 
@@ -289,8 +292,8 @@ class ProcessRound:
         self.engine = engine
         self.nodes = nodes
         self.logbase = logbase
-        with open_new(logbase + ".out", text=False) as fo, \
-                open_new(logbase + ".err", text=False) as fe:
+        with open_new(logbase + ".out", binary=True) as fo, \
+                open_new(logbase + ".err", binary=True) as fe:
             try:
                 self.proc = subprocess.Popen(cmd, stdout=fo, stderr=fe,
                                              stdin=subprocess.DEVNULL, start_new_session=True)
@@ -382,7 +385,7 @@ class PdshEngine(CommandEngine):
             # in the program's name, which a small sh then takes as its first argument
             if NODE in args[0]:
                 args = ["/bin/sh", "-c", 'exec "$@"', "sh"] + list(args)
-            return [_exec_arg(a) for a in args]
+            return [_exec_arg(a, braced=False) for a in args]
         return [shell_line(args)]
 
     def command(self, nodes_file, nodes, args, timeout):

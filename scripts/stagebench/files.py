@@ -56,10 +56,10 @@ def ensure_dir(path, mode=0o755, private=False):
     return check_dir(path, private=private)
 
 
-def open_new(path, mode=0o600, text=True):
+def open_new(path, mode=0o600, binary=False):
     """A file created exclusively (it must not exist, even as a link): a file object."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-    return os.fdopen(fd, "w" if text else "wb")
+    return os.fdopen(fd, "wb" if binary else "w")
 
 
 def open_ours(path, mode=0o600):

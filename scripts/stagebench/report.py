@@ -9,7 +9,9 @@ the thread times (8 bytes each, for the cluster-wide median) and the few slowest
 each node are kept.
 """
 import array
+import csv
 import heapq
+import io
 import json
 import math
 import multiprocessing
@@ -1007,14 +1009,13 @@ def _csv_val(v):
         return "true" if v else "false"
     if isinstance(v, float):
         return "%.9g" % v
-    s = str(v)
-    if any(ch in s for ch in ',"\n'):
-        s = '"' + s.replace('"', '""') + '"'
-    return s
+    return str(v)
 
 
 def to_csv(report):
-    lines = [",".join(CSV_FIELDS)]
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(CSV_FIELDS)
     for p in report["parts"]:
         lat = p["latency_s"] or {}
         sl = p["slowest"][0] if p["slowest"] else {}
@@ -1024,11 +1025,11 @@ def to_csv(report):
                p["bytes"], p["bandwidth_Bps"], lat.get("p50"), lat.get("p90"), lat.get("p99"),
                lat.get("max"), p["start_spread_s"], p["start_synchronized"], sl.get("node"),
                sl.get("node_time_s")]
-        lines.append(",".join(_csv_val(v) for v in row))
+        out.writerow([_csv_val(v) for v in row])
     for t in report["tests"]:
         row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]] + [""] * 10
-        lines.append(",".join(_csv_val(v) for v in row))
-    return "\n".join(lines) + "\n"
+        out.writerow([_csv_val(v) for v in row])
+    return buf.getvalue()
 
 
 def _ns_list(nodes, limit=12):
@@ -1209,7 +1210,7 @@ def to_text(report):
         if not why and clk["unsynchronized_nodes"]:
             why.append("clocks not NTP-synchronized")
         w("status: FAILED (%s)" % ", ".join(why or ["see above"]))
-    return "\n".join(out) + "\n"
+    return L.safe_text("\n".join(out) + "\n")
 
 
 def fmt(s):
