@@ -143,12 +143,3 @@ def main():
                 P.stop_descendants(grace=2.0)
             except Exception:
                 pass
-
-
-def run():
-    """The stagebench-cluster command."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()

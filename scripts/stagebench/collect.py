@@ -56,8 +56,7 @@ def parse_args(argv):
     ap.add_argument("--baseline", metavar="FILE",
                     help="list every node and part slower than this baseline by more than "
                          "--tolerance")
-    ap.add_argument("--tolerance", default="15%", metavar="PCT",
-                    help="allowed slowdown against the baseline (default: 15%%)")
+    L.add_tolerance_option(ap)
     ap.add_argument("--top", type=int, default=5, metavar="N",
                     help="slowest nodes and threads listed per part (default: 5)")
     ap.add_argument("--require-ntp", action="store_true",
@@ -127,15 +126,3 @@ def main(argv=None):
             L.say("error: --plot %s: %s" % (args.plot, e))
             return L.EXIT_FAILED
     return report["exit_code"]
-
-
-def run():
-    """The stagebench-collect command."""
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(L.EXIT_SIGINT)
-
-
-if __name__ == "__main__":
-    run()

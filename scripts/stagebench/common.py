@@ -107,6 +107,11 @@ def rep_offset_from_name(filename):
 # Values
 
 
+def add_tolerance_option(ap):
+    ap.add_argument("--tolerance", default="15%", metavar="PCT",
+                    help="allowed slowdown against the baseline (default: 15%%)")
+
+
 def parse_tolerance(text):
     """'15%' or '15' -> 0.15."""
     t = str(text).strip()

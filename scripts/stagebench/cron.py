@@ -16,7 +16,6 @@ import fcntl
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import time
 from . import catalogue
 from . import common as L
 from . import files as F
+from . import procs as P
 from . import report as R
 
 LOG = "stagebench-cron.log"
@@ -60,8 +60,7 @@ def parse_args(argv):
     ap.add_argument("--baseline", metavar="FILE",
                     help="compare against this baseline (created from the first good run "
                          "when it does not exist)")
-    ap.add_argument("--tolerance", default="15%", metavar="PCT",
-                    help="allowed slowdown against the baseline (default: 15%%)")
+    L.add_tolerance_option(ap)
     ap.add_argument("--sim", action="store_true",
                     help="run stagebench-sim instead of stagebench-cluster (a trial on one "
                          "machine)")
@@ -152,15 +151,7 @@ def main():
     with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-
-        def forward(signum, _frame):
-            try:
-                os.kill(proc.pid, signum)
-            except OSError:
-                pass
-
-        signal.signal(signal.SIGINT, forward)
-        signal.signal(signal.SIGTERM, forward)
+        P.forward_signals(proc)
         rc = proc.wait()
     log("launcher exited %d" % rc)
     if rc == L.EXIT_USAGE:
@@ -196,12 +187,3 @@ def main():
                                                        os.path.join(results, LOG)))
     log("end %s: exit %d" % (run_id, status))
     return status
-
-
-def run():
-    """The stagebench-cron command."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()

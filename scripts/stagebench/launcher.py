@@ -719,5 +719,3 @@ class Launcher:
         if self.stop_signal:
             rc = L.EXIT_SIGINT if self.stop_signal == signal.SIGINT else L.EXIT_SIGTERM
         return rc
-
-

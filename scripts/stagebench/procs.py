@@ -139,3 +139,16 @@ def run_capture(cmd, timeout):
         p.communicate()
         raise
     return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def forward_signals(proc):
+    """SIGINT and SIGTERM to this process go on to proc (a child in its own session, which
+    a Ctrl-C on the terminal does not reach otherwise)."""
+    def forward(signum, _frame):
+        try:
+            os.kill(proc.pid, signum)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ import time
 from . import catalogue
 from . import common as L
 from . import files as F
+from . import procs as P
 from .nodes import nodeset_fold
 from .procs import run_capture
 
@@ -236,26 +236,9 @@ def main():
 
     # The launcher runs in its own session: a Ctrl-C reaches it once, forwarded from here.
     proc = subprocess.Popen(cmd, start_new_session=True)
-
-    def forward(signum, _frame):
-        try:
-            os.kill(proc.pid, signum)
-        except OSError:
-            pass
-
-    signal.signal(signal.SIGINT, forward)
-    signal.signal(signal.SIGTERM, forward)
+    P.forward_signals(proc)
     while True:
         try:
             return proc.wait()
         except KeyboardInterrupt:
             continue
-
-
-def run():
-    """The stagebench-sim command."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    run()
