@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 
 from .common import UsageError
 from .files import find_sibling
@@ -133,4 +134,6 @@ class VersionAction(argparse.Action):
             version = load().version
         except UsageError as e:
             parser.exit(2, "%s: error: %s\n" % (parser.prog, e))
-        parser.exit(0, "%s %s\n" % (parser.prog, version))
+        sys.stdout.write("%s %s\n" % (parser.prog, version))
+        sys.stdout.flush()
+        parser.exit(0)

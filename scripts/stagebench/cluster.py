@@ -55,7 +55,7 @@ def parse_args(argv):
     g.add_argument("-w", dest="nodes", action="append", metavar="NODESET",
                    help="nodes as a node set: 'node[001-128],login2' (repeatable)")
     g.add_argument("-g", dest="group", action="append", metavar="GROUP",
-                   help="a ClusterShell node group (expanded with the nodeset command)")
+                   help="a ClusterShell node group (from ClusterShell's group configuration)")
     g.add_argument("--hostfile", metavar="FILE", help="a file of nodes, one a line")
     g.add_argument("-x", dest="exclude", action="append", metavar="NODESET",
                    help="leave these nodes out")

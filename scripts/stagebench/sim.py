@@ -20,8 +20,10 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import catalogue
@@ -188,6 +190,10 @@ def main():
     simdir = os.path.join(rundir, "sim")
     bindir = os.path.join(simdir, "bin")
     servers_file = os.path.join(simdir, "servers")
+    dry_dir = None
+    if args.dry_run:  # the launcher reads the servers file even then: a private copy
+        dry_dir = tempfile.mkdtemp(prefix="stagebench-sim-dry-run-")
+        servers_file = os.path.join(dry_dir, "servers")
     by_server = {}
     for i, n in enumerate(nodes, 1):
         by_server.setdefault("server%d" % (i % args.servers), []).append(n)
@@ -209,8 +215,8 @@ def main():
                     stage = os.path.join(top, "missing-" + n)
                 F.write_atomic(os.path.join(bindir, n), wrapper(
                     binary, n, s, stage, share[n], faults.get(n), run_id), 0o755)
-        F.write_atomic(servers_file, "".join("%s %s\n" % (nodeset_fold(ns), s)
-                                             for s, ns in sorted(by_server.items())))
+    F.write_atomic(servers_file, "".join("%s %s\n" % (nodeset_fold(ns), s)
+                                         for s, ns in sorted(by_server.items())))
 
     cmd = [sys.executable, launcher, "--launcher", args.launcher, "--exec",
            "-w", nodeset_fold(nodes), "--servers", servers_file,
@@ -237,8 +243,12 @@ def main():
     # The launcher runs in its own session: a Ctrl-C reaches it once, forwarded from here.
     proc = subprocess.Popen(cmd, start_new_session=True)
     P.forward_signals(proc)
-    while True:
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            continue
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:
+                continue
+    finally:
+        if dry_dir is not None:
+            shutil.rmtree(dry_dir, ignore_errors=True)
