@@ -106,6 +106,27 @@ def parse_clush_options(options):
     return info
 
 
+class _NoOptions(object):
+    """What ClushConfig reads of clush's command line: nothing given."""
+    quiet = verbose = debug = False
+    fanout = user = options = connect_timeout = command_timeout = whencolor = maxrc = None
+    option = ()
+
+
+def clush_conf_info():
+    """The connection settings of clush.conf (/etc/clustershell/clush.conf, then the user's),
+    as clush itself would apply them: {task info key: value}."""
+    from ClusterShell.CLI.Config import ClushConfig, ClushConfigError
+    try:
+        conf = ClushConfig(_NoOptions())
+        info = {"ssh_user": conf.ssh_user, "ssh_path": conf.ssh_path,
+                "ssh_options": conf.ssh_options, "scp_path": conf.scp_path,
+                "scp_options": conf.scp_options, "connect_timeout": conf.connect_timeout}
+    except (ClushConfigError, ValueError) as e:
+        raise UsageError("clush.conf: %s" % e)
+    return dict((k, v) for k, v in info.items() if v)
+
+
 class _Handler(object):
     """Per-node events of a round into Outcomes, and the round's log files."""
 
@@ -250,7 +271,10 @@ class ClushEngine(Engine):
 
     def __init__(self, exec_mode, options, fanout):
         Engine.__init__(self, "clush", exec_mode, options, fanout)
-        self.info = {} if exec_mode else parse_clush_options(self.options)
+        self.info = {}
+        if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
+            self.info = clush_conf_info()
+            self.info.update(parse_clush_options(self.options))
 
     def check_installed(self):
         pass  # ClusterShell is this process's own

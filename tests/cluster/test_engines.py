@@ -101,6 +101,29 @@ class Clush(EngineCase):
         self.assertEqual(cmd, ["clush", "-n", "--color=never", "--hostfile", "NODES", "-f", "2",
                                "-R", "exec", "-u", "9", "exec stagebench info '%{h}'"])
 
+    def test_clush_conf_then_launcher_options(self):
+        """Over ssh the engine takes clush.conf's connection settings, as clush did; the
+        --launcher-option ones win."""
+        E = engines()
+        conf = self.path("xdg", "clustershell")
+        os.makedirs(conf)
+        with open(os.path.join(conf, "clush.conf"), "w") as f:
+            f.write("[Main]\nssh_user: bench\nssh_options: -oPort=2222\nconnect_timeout: 7\n")
+        old = os.environ.get("XDG_CONFIG_HOME")
+        os.environ["XDG_CONFIG_HOME"] = self.path("xdg")
+        try:
+            info = E.make("clush", False, [], None).info
+            self.assertEqual((info.get("ssh_user"), info.get("ssh_options"),
+                              info.get("connect_timeout")), ("bench", "-oPort=2222", 7.0))
+            info = E.make("clush", False, ["-o", "-F cfg", "-l", "root"], None).info
+            self.assertEqual((info["ssh_user"], info["ssh_options"]), ("root", "-F cfg"))
+            self.assertEqual(E.make("clush", True, [], None).info, {})  # exec: no ssh
+        finally:
+            if old is None:
+                del os.environ["XDG_CONFIG_HOME"]
+            else:
+                os.environ["XDG_CONFIG_HOME"] = old
+
     def test_launcher_options(self):
         E = engines()
         self.assertEqual(E.parse_clush_options(["-o", "-F cfg", "-oPort=2", "-l", "root",
