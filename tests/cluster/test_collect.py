@@ -485,7 +485,7 @@ class CommandLine(Case):
         png = os.path.join(self.dir, "times.png")
         p = self.cli([d, "--plot", png])
         if p.returncode == 2:
-            self.assertIn("install", p.stderr)  # neither matplotlib nor gnuplot here
+            self.assertIn("install", p.stderr)  # no matplotlib here
             self.assertFalse(os.path.exists(png))
         else:
             self.assertEqual(p.returncode, 0, p.stderr)

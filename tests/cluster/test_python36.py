@@ -8,11 +8,15 @@ import glob
 import io
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import tokenize
 import unittest
 
 SOURCE = None
+BINARY = None
 
 _FSTRING_EQ = re.compile(r"\{[^{}!:=<>]*[^{}!:=<>\s]\s*=\s*(![rsa])?(:[^{}]*)?\}")
 
@@ -84,9 +88,51 @@ class Python36(unittest.TestCase):
         self.assertEqual(problems("x = 1\ny = f'{x == 1}' + f'{x!r:>4}'\n", "t.py"), [])
 
 
+def python36():
+    """A Python 3.6 here (RHEL 8's platform Python, or one on PATH or in pyenv), or None."""
+    cands = ["/usr/libexec/platform-python3.6", shutil.which("python3.6") or ""]
+    cands += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.6*/bin/python3.6")))
+    for c in cands:
+        if c and os.access(c, os.X_OK) and subprocess.run(
+                [c, "-c", "import sys; sys.exit(sys.version_info[:2] != (3, 6))"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60).returncode == 0:
+            return c
+    return None
+
+
+class RunsOn36(unittest.TestCase):
+    def test_simulated_run_on_python36(self):
+        """Where a Python 3.6 exists, a simulated run of 2 nodes goes through on it (sim,
+        launcher with ClusterShell's exec worker, collector), with this machine's ClusterShell
+        (pure Python) put on its path."""
+        py = python36()
+        if py is None:
+            self.skipTest("no Python 3.6 here")
+        try:
+            import ClusterShell
+        except ImportError:
+            self.skipTest("no ClusterShell to lend to Python 3.6")
+        d = tempfile.mkdtemp(prefix="stagebench-py36-")
+        self.addCleanup(shutil.rmtree, d, True)
+        shutil.copytree(os.path.dirname(ClusterShell.__file__),
+                        os.path.join(d, "lib", "ClusterShell"))
+        env = dict(os.environ, PYTHONPATH=os.path.join(d, "lib"))
+        p = subprocess.run([py, os.path.join(SOURCE, "scripts", "stagebench-sim"), "--nodes",
+                            "2", "--servers", "1", "--dir", os.path.join(d, "stage"),
+                            "--results", os.path.join(d, "r"), "--stagebench", BINARY,
+                            "--scale", "tiny", "--run-id", "py36", "--lead", "5", "1a"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env, timeout=240)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("status: ok", p.stdout)
+        self.assertTrue(os.path.exists(os.path.join(d, "r", "py36", "node2.1a.rep1.json")))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit("usage: %s STAGEBENCH_BINARY SOURCE_DIR" % sys.argv[0])
+    BINARY = os.path.abspath(sys.argv[1])
     SOURCE = os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
     unittest.main(verbosity=2)
