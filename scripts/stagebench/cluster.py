@@ -8,14 +8,14 @@
      part a run round: `stagebench run PART --start-at T` on all nodes at once, T = now + a
      lead that covers the measured launch time (at least 3 s), with a timeout.
   3. every node's JSON summary lands in RESULTS/<run-id>/<node>.<part>.rep<R>.json (written
-     there directly, or copied back with clush --rcopy), with manifest.json, the launcher's
+     there directly, or copied back with ClusterShell's rcopy), with manifest.json, the launcher's
      record of the nodes, servers, rounds and of every node that failed, hung or was
      unreachable; then the collector's report (report.txt, report.json).
 
-Commands reach the nodes through clush (default), pdsh or srun; with --exec they run on this
-machine once per node name (clush/pdsh -R exec, %h = the node name), which is how
-stagebench-sim simulates a cluster. Arguments are always passed as lists; a command line that a
-remote shell will read is built with every argument quoted.
+Commands reach the nodes through an engine (engines.py): clush (default; ClusterShell.Task in
+this process), pdsh or srun; with --exec they run on this machine once per node name (the exec
+worker, or pdsh -R exec; %h = the node name), which is how stagebench-sim simulates a cluster.
+This module holds the command line; the launcher itself is launcher.py.
 """
 import argparse
 import sys

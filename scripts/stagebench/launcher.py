@@ -161,7 +161,8 @@ class Launcher:
                 i = opts.index("--" + f)
                 del opts[i:i + 2]
         names = [p for _t, ps in self.plan for p in ps]
-        if all(t in self.catalogue.tests and self.catalogue.tests[t]["parts"] == ps for t, ps in self.plan):
+        tests = self.catalogue.tests
+        if all(t in tests and tests[t]["parts"] == ps for t, ps in self.plan):
             names = [t for t, _ps in self.plan]
         cmd = [binary, "run"] + names + opts + ["--dry-run", "--dir", "/", "--threads", "1",
                                                 "--quiet"]

@@ -10,6 +10,7 @@ A test file that cannot run here exits SKIP (77), saying why: ctest reports it s
 """
 import atexit
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -44,7 +45,7 @@ def setup_from_argv():
     del sys.argv[1:3]
     sys.path.insert(0, SCRIPTS)
     try:
-        import ClusterShell  # noqa: F401
+        importlib.import_module("ClusterShell")
     except ImportError:
         skip_file("%s has no ClusterShell (Debian: python3-clustershell)" % sys.executable)
     built = os.path.join(os.path.dirname(BINARY), "catalogue.json")

@@ -554,7 +554,8 @@ class NodeSets(unittest.TestCase):
         self.assertEqual(catalogue.load().parse_tests(["1a", "2", "4"]),
                          [("1a", ["1a"]), ("2", ["2a", "2b", "2c"]), ("4", ["4a", "4b", "4c"])])
         self.assertEqual(catalogue.load().parse_tests(["2a", "2c"]), [("2", ["2a", "2c"])])
-        self.assertEqual([t for t, _ in catalogue.load().parse_tests(["all"])], ["1a", "1b", "2", "3", "4"])
+        self.assertEqual([t for t, _ in catalogue.load().parse_tests(["all"])],
+                         ["1a", "1b", "2", "3", "4"])
         for bad in (["9z"], [], ["2", "2a"]):
             with self.assertRaises(L.UsageError):
                 catalogue.load().parse_tests(bad)
