@@ -103,7 +103,7 @@ def main(argv=None):
         F.write_atomic(args.output, text)
     else:
         try:
-            sys.stdout.write(text)
+            sys.stdout.write(L.safe_text(text))
             sys.stdout.flush()
         except BrokenPipeError:
             pass

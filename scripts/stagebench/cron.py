@@ -158,7 +158,7 @@ def main():
         with open(os.path.join(rundir, "launcher.log")) as f:
             text = f.read()
         log("bad launcher arguments: %s" % text.strip().splitlines()[-1:])
-        sys.stdout.write(text)
+        sys.stdout.write(L.safe_text(text))
         shutil.rmtree(rundir, ignore_errors=True)
         return L.EXIT_USAGE
 
