@@ -140,8 +140,9 @@ class _Handler(object):
         if o is not None:
             (o.err if sname == "stderr" else o.out).append(line)
         log = self.logs.get(sname)
-        if log is not None:
+        if log is not None:  # flushed: a round's log is read while it runs
             log.write("%s: %s\n" % (node, safe_text(line)))
+            log.flush()
 
     def ev_hup(self, worker, node, rc):
         o = self.res.get(node)
@@ -275,14 +276,21 @@ class ClushEngine(Engine):
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()
             self.info.update(parse_clush_options(self.options))
+            # ssh and scp in sessions of their own, as clush's were: a Ctrl-C on the terminal
+            # reaches the launcher only, which stops the nodes itself
+            for key, tool in (("ssh_path", "ssh"), ("scp_path", "scp")):
+                self.info[key] = "setsid " + self.info.get(key, tool)
 
     def check_installed(self):
-        pass  # ClusterShell is this process's own
+        if not which("setsid"):  # ClusterShell is this process's own
+            raise UsageError("setsid is not installed (Debian: util-linux)")
 
     def node_command(self, args):
         if self.exec_mode:
-            # one shell line, every argument quoted; exec replaces the shell
-            return "exec " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
+            # one shell line, every argument quoted; exec replaces the shell, setsid puts the
+            # node's process in a session of its own (a Ctrl-C on the terminal reaches the
+            # launcher only, which stops the nodes itself)
+            return "exec setsid -- " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
         return shell_line(args)
 
     def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):

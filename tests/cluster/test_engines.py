@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import time
 import unittest
 
 import clustertest as ct
@@ -85,6 +86,31 @@ class Clush(EngineCase):
         for n in ("n1", "n2", "n3"):
             self.assertEqual(res[n].rc, 0)
 
+    def test_nodes_in_sessions_of_their_own(self):
+        """A Ctrl-C on the terminal reaches the launcher only (it stops the nodes itself):
+        every node process runs in a session of its own, not in the launcher's."""
+        E = engines()
+        rnd = self.engine().start(["n1", "n2"], ["sh", "-c", "echo $$; sleep 30", "sh",
+                                                 E.NODE], 60, self.logbase("sid"))
+        pids = []
+        deadline = time.monotonic() + 10
+        while len(pids) < 2 and time.monotonic() < deadline:
+            with open(self.path("sid.out")) as f:
+                pids = [int(line.split(": ")[1]) for line in f.read().splitlines()]
+            time.sleep(0.05)
+        self.assertEqual(len(pids), 2)
+        for pid in pids:
+            self.assertEqual(os.getsid(pid), pid)
+            self.assertNotEqual(os.getsid(pid), os.getsid(0))
+        rnd.kill()
+        self.assertTrue(rnd.wait(10))
+        rnd.results()
+
+    def test_ssh_in_sessions_of_their_own(self):
+        E = engines()
+        info = E.make("clush", False, ["-o", "-p 22"], None).info
+        self.assertEqual((info["ssh_path"], info["scp_path"]), ("setsid ssh", "setsid scp"))
+
     def test_kill_ends_a_round(self):
         E = engines()
         rnd = self.engine().start(["n1", "n2"], ["sh", "-c", "sleep 60", "sh", E.NODE], 100,
@@ -99,7 +125,8 @@ class Clush(EngineCase):
         E = engines()
         cmd = self.engine().describe("NODES", ["n1", "n2"], ["stagebench", "info", E.NODE], 9)
         self.assertEqual(cmd, ["clush", "-n", "--color=never", "--hostfile", "NODES", "-f", "2",
-                               "-R", "exec", "-u", "9", "exec stagebench info '%{h}'"])
+                               "-R", "exec", "-u", "9",
+                               "exec setsid -- stagebench info '%{h}'"])
 
     def test_clush_conf_then_launcher_options(self):
         """Over ssh the engine takes clush.conf's connection settings, as clush did; the
