@@ -13,6 +13,7 @@ only the problems.
 """
 import argparse
 import fcntl
+import logging
 import os
 import re
 import shutil
@@ -73,14 +74,17 @@ def parse_args(argv):
     return args
 
 
-class Log:
-    def __init__(self, path):
-        self.f = F.open_ours(path)
-
-    def __call__(self, msg):
-        self.f.write("%s [%d] %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S", time.localtime()),
-                                       os.getpid(), msg))
-        self.f.flush()
+def open_log(path):
+    """The wrapper's log: 'YYYY-mm-dd HH:MM:SS [pid] message' lines appended to path (a file
+    of ours, never followed through a link); returns the function that logs one line."""
+    logger = logging.getLogger("stagebench-cron")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(F.open_ours(path))
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(message)s",
+                                           "%Y-%m-%d %H:%M:%S"))
+    logger.addHandler(handler)
+    return lambda msg: logger.info("%s", L.safe_text(msg))
 
 
 def prune(results, keep, current, log):
@@ -122,7 +126,7 @@ def main():
     except OSError as e:
         L.fail("cannot create %s: %s" % (args.results, L.errno_text(e)), L.EXIT_USAGE)
 
-    log = Log(args.log or os.path.join(results, LOG))
+    log = open_log(args.log or os.path.join(results, LOG))
     lockf = F.open_ours(os.path.join(results, LOCK))
     try:
         fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
