@@ -2,9 +2,15 @@
 """Shared helpers of the cluster tests: the scripts, real summaries, and a private sshd with
 an sshfs mount on 127.0.0.1 (a real network /stage server).
 
-Each test file is run as `python3 FILE BINARY SOURCE_DIR`, like the integration tests.
+Each test file is run as `PYTHON FILE BINARY SOURCE_DIR`, like the integration tests, PYTHON
+being the interpreter CMake found with ClusterShell; the commands are run with it, from
+scripts/, and import the stagebench package from there. The test catalogue is the one the
+build generated beside the binary (catalogue.json), else the binary's own.
+A test file that cannot run here exits SKIP (77), saying why: ctest reports it skipped.
 """
+import atexit
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -19,6 +25,13 @@ import unittest
 BINARY = None
 SOURCE = None
 SCRIPTS = None
+SKIP = 77  # the exit status of a test file that cannot run here (SKIP_RETURN_CODE in ctest)
+
+
+def skip_file(why):
+    """Exit SKIP, saying why: nothing in this file can run here."""
+    print("SKIPPED: %s" % why, flush=True)
+    sys.exit(SKIP)
 
 
 def setup_from_argv():
@@ -31,14 +44,36 @@ def setup_from_argv():
     SCRIPTS = os.path.join(SOURCE, "scripts")
     del sys.argv[1:3]
     sys.path.insert(0, SCRIPTS)
+    try:
+        importlib.import_module("ClusterShell")
+    except ImportError:
+        skip_file("%s has no ClusterShell (Debian: python3-clustershell)" % sys.executable)
+    built = os.path.join(os.path.dirname(BINARY), "catalogue.json")
+    if os.path.exists(os.environ.get("STAGEBENCH_CATALOGUE", "")):
+        pass  # ctest's: the build's
+    elif os.path.exists(built):
+        os.environ["STAGEBENCH_CATALOGUE"] = built
+    else:
+        with tempfile.NamedTemporaryFile("w", prefix="stagebench-catalogue-", suffix=".json",
+                                         delete=False) as f:
+            f.write(subprocess.check_output([BINARY, "list", "--format", "json"],
+                                            universal_newlines=True))
+        os.environ["STAGEBENCH_CATALOGUE"] = f.name
+        atexit.register(os.unlink, f.name)
 
 
 def script(name):
     return os.path.join(SCRIPTS, name)
 
 
+def command(name):
+    """The argv that runs one of the commands from the source tree, with this interpreter."""
+    return [sys.executable, script(name)]
+
+
 def env():
     e = dict(os.environ)
+    e.pop("PYTHONPATH", None)
     e.pop("STAGEBENCH_DIR", None)
     e.pop("STAGEBENCH_NODE", None)
     e.pop("STAGEBENCH_SCALE", None)
@@ -46,8 +81,9 @@ def env():
 
 
 def run_script(name, args, timeout=240, python=None, check_traceback=True, **kw):
-    """Run one of the scripts with a list of arguments; CompletedProcess (text)."""
-    cmd = ([python] if python else []) + [script(name)] + list(args)
+    """Run one of the commands with a list of arguments, with python (default: this
+    interpreter); CompletedProcess (text)."""
+    cmd = [python or sys.executable, script(name)] + list(args)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env(),
                        stdin=subprocess.DEVNULL, **kw)
     if check_traceback:
@@ -55,14 +91,24 @@ def run_script(name, args, timeout=240, python=None, check_traceback=True, **kw)
     return p
 
 
-def pythons():
-    """Every distinct python3 here: the one on PATH and Debian's."""
+def has_clustershell(python):
+    return subprocess.run([python, "-c", "import ClusterShell"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, timeout=60).returncode == 0
+
+
+def all_pythons():
+    """Every distinct python3 here: this one, the one on PATH and Debian's."""
     out = []
-    for p in (shutil.which("python3"), "/usr/bin/python3"):
+    for p in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
         if p and os.path.exists(p) and os.path.realpath(p) not in [os.path.realpath(x)
                                                                     for x in out]:
             out.append(p)
     return out
+
+
+def pythons():
+    """Every distinct python3 here that has ClusterShell (the commands need it)."""
+    return [p for p in all_pythons() if has_clustershell(p)]
 
 
 def run_nodes(nodes, args, outdir, stage, start_in=1.0, cpus=None):

@@ -16,11 +16,10 @@ import clustertest as ct
 
 TESTS = ["1a", "2", "4"]
 PARTS = ["1a", "2a", "2b", "2c", "4a", "4b", "4c"]
-SKIP = None
 
 
 def setUpModule():
-    global BASE, SSH, STAGE, EXPORT, SKIP
+    global BASE, SSH, STAGE, EXPORT
     BASE = tempfile.mkdtemp(prefix="stagebench-cluster-e2e-")
     STAGE = os.path.join(BASE, "stage")
     EXPORT = os.path.join(BASE, "export")
@@ -32,8 +31,9 @@ def setUpModule():
         # server1 is a real network /stage server: sshfs through the private sshd
         why = SSH.mount(EXPORT, os.path.join(STAGE, "server1"))
     if why:
-        SKIP = "no sshd/sshfs network filesystem in this sandbox: %s" % why
         SSH.close()
+        shutil.rmtree(BASE, True)
+        ct.skip_file("no sshd/sshfs network filesystem in this sandbox: %s" % why)
 
 
 def tearDownModule():
@@ -45,8 +45,6 @@ def tearDownModule():
 
 class EndToEnd(ct.TempDirCase):
     def setUp(self):
-        if SKIP:
-            self.skipTest(SKIP)
         super().setUp()
 
     def sim(self, run_id, launcher, extra=()):
@@ -201,7 +199,7 @@ class EndToEnd(ct.TempDirCase):
         a second ssh connection, the node writes its summary (interrupted), which is still
         copied back."""
         cfg = SSH.ssh_config(["nodeA"])
-        proc = subprocess.Popen([ct.script("stagebench-cluster"), "-w", "nodeA",
+        proc = subprocess.Popen(ct.command("stagebench-cluster") + ["-w", "nodeA",
                                  "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
                                  "--stagebench", ct.BINARY, "--dir", os.path.join(STAGE, "server1"),
                                  "--results", self.path("results"), "--run-id", "ssh-int",

@@ -74,7 +74,7 @@ class Failures(ct.TempDirCase):
         self.assertEqual(ct.processes_mentioning(self.path("results")), [])
 
     def test_ctrl_c_stops_nodes_and_keeps_what_arrived(self):
-        cmd = [ct.script("stagebench-sim"), "--nodes", "2", "--servers", "1",
+        cmd = ct.command("stagebench-sim") + ["--nodes", "2", "--servers", "1",
                "--dir", self.path("stage"), "--results", self.path("results"),
                "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "int",
                "--lead", "8", "4"]

@@ -6,7 +6,11 @@ Not a test: it prints figures and the targets of issue 4 (under 10 s and under 1
 exits 0 once it has measured (2 when it cannot run). CI does not run it.
 
     python3 tests/perf/collect_scale.py [--nodes 10000] [--threads 128] [--base /tmp]
-                                        [--runs 3] [--keep]
+                                        [--runs 3] [--keep] [--python /usr/bin/python3]
+                                        [--catalogue build/catalogue.json]
+
+The collector runs on --python (default /usr/bin/python3: it needs ClusterShell) with the test
+catalogue the build generated (--catalogue).
 
 It writes the summaries (stagebench.node/1, the binary's layout: one part per file as the
 launcher gathers them, part 2a at the spec's 18000 reads a thread, a latency histogram of a few
@@ -28,6 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 COLLECT = os.path.join(REPO, "scripts", "stagebench-collect")
+CATALOGUE = None
 T0 = 1800000000.0
 
 
@@ -162,7 +167,8 @@ def measure(d, python):
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen([python, COLLECT, d, "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, env=dict(os.environ,
+                                                             STAGEBENCH_CATALOGUE=CATALOGUE))
     peak_sum = peak_one = 0
     out_chunks = []
     import threading
@@ -190,10 +196,19 @@ def main():
     ap.add_argument("--threads", type=int, default=128)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--base", default=tempfile.gettempdir())
-    ap.add_argument("--python", default=sys.executable,
-                    help="the interpreter that runs the collector (default: this one)")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the interpreter that runs the collector, one with ClusterShell "
+                         "(default: /usr/bin/python3)")
+    ap.add_argument("--catalogue", default=os.path.join(REPO, "build", "catalogue.json"),
+                    help="the test catalogue the build generated (default: "
+                         "build/catalogue.json)")
     ap.add_argument("--keep", action="store_true", help="keep the generated directory")
     args = ap.parse_args()
+    global CATALOGUE
+    CATALOGUE = os.path.abspath(args.catalogue)
+    if not os.path.exists(CATALOGUE):
+        print("no test catalogue %s: build first, or give --catalogue" % CATALOGUE)
+        return 2
     d = tempfile.mkdtemp(prefix="stagebench-collect-scale-", dir=args.base)
     try:
         t0 = time.monotonic()

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The collector's core: read the node summaries of a results directory, check them, and
-build the cluster report (text, CSV, JSON), baselines, and the node-time plot.
+"""The collector's core: collect the node summaries of a results directory (read and checked
+by summaries.py), and build the cluster report (text, CSV, JSON) and baselines.
 
 Summaries are parsed in worker processes in chunks and reduced to a few numbers per node and
 part as they arrive, in file-name order, so memory stays small whatever the cluster size: the
@@ -9,471 +9,21 @@ the thread times (8 bytes each, for the cluster-wide median) and the few slowest
 each node are kept.
 """
 import array
+import csv
 import heapq
-import importlib.util
+import io
 import json
-import math
 import multiprocessing
 import os
 import statistics
-import subprocess
-import tempfile
 import time
 
-import stagebench_lib as L
-
-UINT64_MAX = (1 << 64) - 1
-TOP_THREADS = 5
-START_SYNC_LIMIT_S = 1.0
-OK_STATUSES = ("ok", "late")
-
-
-class Bad(Exception):
-    """A summary that cannot be used: the message says why."""
-
-
-class _Slow(Exception):
-    """The fast path met something unusual: the checking path says what."""
-
-
-_NUM = frozenset((int, float))
-_INT = frozenset((int,))
-_OPT_INT = frozenset((int, type(None)))
-_OPT_STR = frozenset((str, type(None)))
-MAX_BUCKETS = 1 << 16
-
-
-# ---------------------------------------------------------------------------------------------
-# The histogram scheme of util/hist.c
-
-
-def hist_last(sub_bits, max_bits):
-    return (max_bits - sub_bits + 1) * (1 << sub_bits) - 1
-
-
-def hist_bucket_low(i, sub_bits, last):
-    sub = 1 << sub_bits
-    if i > last:
-        i = last
-    if i < sub:
-        return i
-    shift = i // sub - 1
-    return (sub + i % sub) << shift
-
-
-def hist_bucket_high(i, sub_bits, last):
-    if i >= last:
-        return UINT64_MAX
-    return hist_bucket_low(i + 1, sub_bits, last) - 1
-
-
-def hist_quantile(buckets, count, min_ns, max_ns, q, sub_bits, max_bits):
-    """hist_quantile() of util/hist.c on a sparse {index: count}: the midpoint of the bucket
-    holding the ceil(q*count)-th smallest value, clamped to [min_ns, max_ns]."""
-    if count <= 0:
-        return 0
-    last = hist_last(sub_bits, max_bits)
-    if not (q > 0):
-        rank = 1
-    elif q >= 1:
-        rank = count
-    else:
-        x = q * float(count)
-        rank = int(x)
-        if float(rank) < x:
-            rank += 1
-        rank = min(max(rank, 1), count)
-    idx, seen = last, 0
-    for i in sorted(buckets):
-        if i >= last:
-            break
-        seen += buckets[i]
-        if seen >= rank:
-            idx = i
-            break
-    low = hist_bucket_low(idx, sub_bits, last)
-    high = hist_bucket_high(idx, sub_bits, last)
-    mid = low + (high - low) // 2
-    return min(max(mid, min_ns), max_ns)
-
-
-class Hist:
-    """A merged latency histogram: dense bucket counts, as in util/hist.c."""
-
-    __slots__ = ("scheme", "dense", "count", "min_ns", "max_ns", "sum_ns", "skipped")
-
-    def __init__(self):
-        self.scheme = None
-        self.dense = None
-        self.count = 0
-        self.min_ns = 0
-        self.max_ns = 0
-        self.sum_ns = 0
-        self.skipped = []  # nodes whose histogram had another scheme
-
-    def merge(self, node, h):
-        scheme, count, mn, mx, sm, idx, cnt = h
-        if count == 0:
-            return
-        if self.scheme is None:
-            self.scheme = scheme
-            self.dense = [0] * (hist_last(*scheme) + 1)
-        elif scheme != self.scheme:
-            self.skipped.append(node)
-            return
-        if self.count == 0 or mn < self.min_ns:
-            self.min_ns = mn
-        if mx > self.max_ns:
-            self.max_ns = mx
-        self.sum_ns = min(self.sum_ns + sm, UINT64_MAX)
-        self.count += count
-        b = self.dense
-        for i, c in zip(idx, cnt):
-            b[i] += c
-
-    @property
-    def buckets(self):
-        return {i: c for i, c in enumerate(self.dense or ()) if c}
-
-    def quantile(self, q):
-        if not self.count:
-            return None
-        sub_bits, max_bits = self.scheme
-        return hist_quantile(self.buckets, self.count, self.min_ns, self.max_ns, q, sub_bits,
-                             max_bits) / 1e9
-
-    def to_json(self):
-        if not self.count:
-            return None
-        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9),
-                "p99": self.quantile(0.99), "max": self.max_ns / 1e9,
-                "mean": self.sum_ns / self.count / 1e9, "count": self.count}
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading one summary (in a worker process)
-
-
-_MISSING = object()
-
-
-def _field(obj, key, where, required):
-    """obj[key]; _MISSING when absent (or null) and not required; Bad when required and absent."""
-    if not isinstance(obj, dict):
-        raise Bad("%s is not an object" % where.rstrip("."))
-    if key not in obj:
-        if required:
-            raise Bad("missing field %s%s" % (where, key))
-        return _MISSING
-    v = obj[key]
-    if v is None and not required:
-        return _MISSING
-    return v
-
-
-def _num(obj, key, where, required=True, lo=None):
-    v = _field(obj, key, where, required)
-    if v is _MISSING:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
-            (isinstance(v, float) and not math.isfinite(v)):
-        raise Bad("field %s%s is not a number" % (where, key))
-    if lo is not None and v < lo:
-        raise Bad("field %s%s is negative" % (where, key))
-    return v
-
-
-def _int(obj, key, where, required=True):
-    v = _num(obj, key, where, required, lo=0)
-    if v is not None and not isinstance(v, int):
-        raise Bad("field %s%s is not a whole number" % (where, key))
-    return v
-
-
-def _str(obj, key, where, required=True):
-    v = _field(obj, key, where, required)
-    if v is _MISSING:
-        return None
-    if not isinstance(v, str):
-        raise Bad("field %s%s is not a string" % (where, key))
-    return v
-
-
-def _list(obj, key, where, required=True):
-    if isinstance(obj, dict) and key in obj and obj[key] is None and not required:
-        raise Bad("field %s%s is not a list" % (where, key))
-    v = _field(obj, key, where, required)
-    if v is _MISSING:
-        return []
-    if not isinstance(v, list):
-        raise Bad("field %s%s is not a list" % (where, key))
-    return v
-
-
-def _hist_fast(h):
-    try:
-        sub_bits, max_bits = h["sub_bits"], h["max_bits"]
-        nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
-        b = h["buckets"]
-        if set(map(type, nums)) != _INT or min(nums) < 0 or type(b) is not list:
-            raise _Slow
-        if not (1 <= sub_bits < max_bits <= 64) or \
-                (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
-            raise _Slow
-        last = hist_last(sub_bits, max_bits)
-        if b:
-            if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
-                raise _Slow
-            idx = [x[0] for x in b]
-            cnt = [x[1] for x in b]
-            if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
-                    min(idx) < 0 or max(idx) > last or min(cnt) < 0:
-                raise _Slow
-        else:
-            idx = cnt = []
-        if sum(cnt) != nums[2]:
-            raise _Slow
-    except (TypeError, KeyError, AttributeError):
-        raise _Slow
-    return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
-            array.array("q", cnt))
-
-
-def _hist(part, where):
-    h = part.get("latency_hist")
-    if h is None:
-        return None
-    try:
-        return _hist_fast(h)
-    except _Slow:
-        pass
-    w = where + "latency_hist."
-    sub_bits = _int(h, "sub_bits", w)
-    max_bits = _int(h, "max_bits", w)
-    if not (1 <= sub_bits < max_bits <= 64) or \
-            (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
-        raise Bad("field %ssub_bits/max_bits is out of range" % w)
-    last = hist_last(sub_bits, max_bits)
-    count = _int(h, "count", w)
-    mn = _int(h, "min_ns", w)
-    mx = _int(h, "max_ns", w)
-    sm = _int(h, "sum_ns", w)
-    idx = array.array("q")
-    cnt = array.array("q")
-    total = 0
-    for b in _list(h, "buckets", w):
-        if not (isinstance(b, list) and len(b) == 2 and all(
-                isinstance(x, int) and not isinstance(x, bool) for x in b)):
-            raise Bad("field %sbuckets has an entry that is not [index, count]" % w)
-        if not (0 <= b[0] <= last) or b[1] < 0:
-            raise Bad("field %sbuckets has an index or count out of range" % w)
-        idx.append(b[0])
-        cnt.append(b[1])
-        total += b[1]
-    if total != count:
-        raise Bad("field %scount (%d) is not the sum of its buckets (%d)" % (w, count, total))
-    return ((sub_bits, max_bits), count, mn, mx, sm, idx, cnt)
-
-
-def _part(part, where, top):
-    status = _str(part, "status", where)
-    p = {
-        "part": _str(part, "part", where),
-        "status": status,
-        "error": _str(part, "error", where, required=False),
-        "node_time_s": _num(part, "node_time_s", where, lo=0),
-        "bytes": _int(part, "bytes", where),
-        "ops": _int(part, "ops", where),
-        "start_at": _num(part, "start_at", where, lo=0),
-        "release_spread_s": _num(part, "release_spread_s", where, required=False),
-        "verified": bool(part.get("verified")),
-        "late": bool(part.get("late")),
-    }
-    if not L._PART_RE.match(p["part"]):
-        raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
-    tt = part.get("thread_time_s")
-    if isinstance(tt, dict):
-        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
-        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False)
-        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False)
-    threads = _list(part, "per_thread", where)
-    try:
-        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
-    except _Slow:
-        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top, where)
-    p["threads"] = len(threads)
-    p["times"] = times.tobytes()
-    if not p["error"] and first_err:
-        p["error"] = first_err
-    p["hist"] = _hist(part, where)
-    return p
-
-
-def _threads_fast(threads, top):
-    """The per-thread figures without a function call per field; _Slow if anything is
-    unusual (the checking path _threads then names it)."""
-    try:
-        times = [th["time_s"] for th in threads]
-        rels = [th["release_at"] for th in threads]
-        index = [th["index"] for th in threads]
-        cpus = [th.get("cpu") for th in threads]
-        errs = [th.get("error") for th in threads]
-    except (TypeError, KeyError, AttributeError):
-        raise _Slow
-    if threads:
-        if not (set(map(type, times)) <= _NUM and set(map(type, rels)) <= _NUM and
-                set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
-                set(map(type, errs)) <= _OPT_STR):
-            raise _Slow
-        if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
-                min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
-                min((c for c in cpus if c is not None), default=0) < 0:
-            raise _Slow
-    ran = [i for i, r in enumerate(rels) if r > 0]
-    if len(ran) == len(rels):
-        t_ran, r_ran, i_ran, c_ran = times, rels, index, cpus
-    else:
-        t_ran = [times[i] for i in ran]
-        r_ran = [rels[i] for i in ran]
-        i_ran = [index[i] for i in ran]
-        c_ran = [cpus[i] for i in ran]
-    first_err = next(("thread %d: %s" % (index[i], e) for i, e in enumerate(errs) if e), None)
-    return (array.array("d", t_ran), min(r_ran) if r_ran else None,
-            max(r_ran) if r_ran else None, heapq.nlargest(top, zip(t_ran, i_ran, c_ran)),
-            first_err)
-
-
-def _threads(threads, top, where):
-    """The per-thread figures, every field checked (Bad names the first wrong one)."""
-    times = array.array("d")
-    rel_min = rel_max = None
-    heap = []
-    first_err = None
-    for i, th in enumerate(threads):
-        w = "%sper_thread[%d]." % (where, i)
-        t = _num(th, "time_s", w, lo=0)
-        rel = _num(th, "release_at", w, lo=0)
-        index = _int(th, "index", w)
-        cpu = _int(th, "cpu", w, required=False)
-        err = _str(th, "error", w, required=False)
-        if err and first_err is None:
-            first_err = "thread %d: %s" % (index, err)
-        if rel > 0:
-            times.append(t)
-            rel_min = rel if rel_min is None or rel < rel_min else rel_min
-            rel_max = rel if rel_max is None or rel > rel_max else rel_max
-            item = (t, index, cpu)
-            if len(heap) < top:
-                heapq.heappush(heap, item)
-            elif item > heap[0]:
-                heapq.heapreplace(heap, item)
-    return times, rel_min, rel_max, sorted(heap, reverse=True), first_err
-
-
-def read_summary(path, rep_offset=0, top=TOP_THREADS):
-    """One summary reduced to what the report needs, or {'error': why}. Never raises."""
-    name = os.path.basename(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
-    if not data.strip():
-        return {"file": name, "error": "empty file"}
-    try:
-        s = json.loads(data)
-    except RecursionError:
-        return {"file": name, "error": "not valid JSON: nested too deeply"}
-    except ValueError as e:
-        return {"file": name, "error": "not valid JSON (truncated or damaged): %s" % e}
-    try:
-        return _summary(s, name, rep_offset, top)
-    except Bad as e:
-        return {"file": name, "error": str(e)}
-    except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
-        return {"file": name, "error": "unexpected structure (%s: %s)" % (type(e).__name__, e)}
-
-
-def _summary(s, name, rep_offset, top):
-    if not isinstance(s, dict):
-        raise Bad("not a JSON object")
-    run = s.get("run")
-    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
-        # the summary numbers its repetitions itself (stagebench run --repetition R)
-        rep_offset = 0
-    schema = s.get("schema")
-    if schema != L.NODE_SCHEMA:
-        if isinstance(schema, str) and schema.startswith("stagebench.") and \
-                not schema.startswith("stagebench.node/"):
-            return {"file": name, "ignore": "a %s file, not a node summary" % schema}
-        raise Bad("schema is %s, expected %s" % (
-            json.dumps(schema)[:60] if schema is not None else "missing", L.NODE_SCHEMA))
-    node = _str(s, "node", "")
-    if not L.node_name_ok(node):
-        raise Bad("field node '%s' is not a valid node name" % node[:70])
-    status = _str(s, "status", "")
-    fs = s.get("fs") if isinstance(s.get("fs"), dict) else {}
-    clock = s.get("clock") if isinstance(s.get("clock"), dict) else {}
-    errors = [e for e in _list(s, "errors", "", required=False) if isinstance(e, str)]
-    out = {
-        "file": name, "error": None, "node": node,
-        "host": s.get("host") if isinstance(s.get("host"), str) else None,
-        "dir": s.get("dir") if isinstance(s.get("dir"), str) else None,
-        "fs": {"type": fs.get("type"), "source": fs.get("source")},
-        "ntp": clock.get("ntp_synchronized") is True,
-        "ntp_known": isinstance(clock.get("ntp_synchronized"), bool),
-        "maxerror_us": clock.get("maxerror_us"),
-        "status": status, "exit_code": s.get("exit_code"), "errors": errors[:3],
-        "entries": [], "test_errors": [],
-    }
-    run = s.get("run") if isinstance(s.get("run"), dict) else {}
-    out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
-    for ti, t in enumerate(_list(s, "tests", "")):
-        w = "tests[%d]." % ti
-        test = _str(t, "test", w)
-        rep = _int(t, "repetition", w)
-        if rep < 1:
-            raise Bad("field %srepetition is below 1" % w)
-        rep += rep_offset
-        _num(t, "result_s", w, lo=0)
-        parts = _list(t, "parts", w)
-        terr = _str(t, "error", w, required=False)
-        if not parts:
-            out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
-        for pi, part in enumerate(parts):
-            p = _part(part, "%sparts[%d]." % (w, pi), top)
-            if p["status"] not in OK_STATUSES and not p["error"]:
-                p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
-            out["entries"].append((test, rep, p["part"], p))
-    if not out["entries"] and not out["test_errors"]:
-        if status == "ok":
-            raise Bad("no test results in an 'ok' summary")
-        # A node that failed before any test ran (say, its --dir is missing): the error
-        # belongs to the parts the invocation named.
-        why = errors[0] if errors else "no test ran (status %s)" % status
-        named = run.get("tests") if isinstance(run.get("tests"), list) else []
-        repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
-        keys = []
-        for t in named:
-            if t == "all":
-                keys += [(x, None) for x in L.ALL_TESTS]
-            elif t in L.PART_TEST:
-                keys.append((L.PART_TEST[t], t))
-            elif t in L.TESTS:
-                keys.append((t, None))
-        first = 1 + rep_offset
-        if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
-            first = max(1, run["first_repetition"])
-        for rep in range(first, first + max(1, min(repeat, 10000))):
-            for test, part in keys:
-                out["test_errors"].append((test, rep, why, part))
-        if not keys:
-            out["test_errors"].append((None, None, why, None))
-    return out
-
-
-def _read_chunk(items):
-    return [read_summary(path, off) for path, off in items]
+from . import catalogue
+from . import common as L
+from .files import read_json
+from .nodes import nodeset_fold
+from .summaries import (Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS, _read_chunk,
+                        read_summary)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -518,6 +68,7 @@ def _workers(n):
 
 def _iter_summaries(files):
     items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
+    catalogue.load()  # once, before the workers are forked
     nw = _workers(len(items))
     if nw == 1:
         for path, off in items:
@@ -550,15 +101,16 @@ class Group:
 
 def _test_order(test):
     try:
-        return (L.ALL_TESTS + ["null"]).index(test)
+        return list(catalogue.load().tests).index(test)
     except ValueError:
         return 99
 
 
 def _part_order(part):
-    t = L.PART_TEST.get(part)
+    cat = catalogue.load()
+    t = cat.part_test.get(part)
     if t:
-        return L.TESTS[t]["parts"].index(part)
+        return cat.tests[t]["parts"].index(part)
     return 99
 
 
@@ -633,7 +185,7 @@ def _add(c, r):
     for test, rep, error, part in r["test_errors"]:
         c.test_errors.setdefault((test, rep, part), {})[node] = error
         if test is not None:
-            for p in [part] if part else L.TESTS.get(test, {}).get("parts", []):
+            for p in [part] if part else catalogue.load().tests.get(test, {}).get("parts", []):
                 c.group(test, rep, p)
     for test, rep, part, p in r["entries"]:
         g = c.group(test, rep, part)
@@ -663,7 +215,7 @@ def _add(c, r):
 
 def _load_manifest(c, path):
     try:
-        m = L.read_json(path)
+        m = read_json(path)
     except (OSError, ValueError) as e:
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest unreadable: %s" % e})
@@ -765,7 +317,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     for n in allnodes:
         by_server.setdefault(servers[n], []).append(n)
     for s in sorted(by_server, key=L.natural_key):
-        server_list.append({"server": s, "nodes": L.nodeset_fold(by_server[s]),
+        server_list.append({"server": s, "nodes": nodeset_fold(by_server[s]),
                             "count": len(by_server[s]), "preparer": preparers.get(s)})
 
     regressions = []
@@ -779,7 +331,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     mrun = m.get("run") if isinstance(m.get("run"), dict) else {}
     report = {
         "schema": L.REPORT_SCHEMA,
-        "version": L.VERSION,
+        "version": catalogue.load().version,
         "source": source,
         "run_id": m.get("run_id"),
         "launcher": m.get("launcher"),
@@ -790,7 +342,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "files": c.files,
         "nodes": {
             "expected": len(expected_set), "expected_from": expected_from,
-            "expected_set": L.nodeset_fold(expected) if expected else "",
+            "expected_set": nodeset_fold(expected) if expected else "",
             "seen": len(seen), "failed": sorted(failed_nodes, key=L.natural_key),
             "missing": sorted(missing_nodes - failed_nodes, key=L.natural_key),
             "unexpected": unexpected,
@@ -919,13 +471,14 @@ def make_baseline(report, source=None):
         out[part] = {"cluster_time_s": _median(d["cluster"]),
                      "nodes": {n: _median(ts) for n, ts in sorted(
                          d["nodes"].items(), key=lambda kv: L.natural_key(kv[0]))}}
-    return {"schema": L.BASELINE_SCHEMA, "version": L.VERSION, "created_at": time.time(),
+    return {"schema": L.BASELINE_SCHEMA, "version": catalogue.load().version,
+            "created_at": time.time(),
             "run_id": report.get("run_id"), "source": source, "parts": out}
 
 
 def load_baseline(path):
     try:
-        b = L.read_json(path)
+        b = read_json(path)
     except OSError as e:
         raise L.UsageError("baseline '%s': %s" % (path, e.strerror or e))
     except ValueError as e:
@@ -971,7 +524,7 @@ def compare_baseline(c, parts_out, baseline, tolerance):
 
 
 def _part_order_key(part):
-    return (_test_order(L.PART_TEST.get(part, part)), _part_order(part), part)
+    return (_test_order(catalogue.load().part_test.get(part, part)), _part_order(part), part)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1003,14 +556,13 @@ def _csv_val(v):
         return "true" if v else "false"
     if isinstance(v, float):
         return "%.9g" % v
-    s = str(v)
-    if any(ch in s for ch in ',"\n'):
-        s = '"' + s.replace('"', '""') + '"'
-    return s
+    return str(v)
 
 
 def to_csv(report):
-    lines = [",".join(CSV_FIELDS)]
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(CSV_FIELDS)
     for p in report["parts"]:
         lat = p["latency_s"] or {}
         sl = p["slowest"][0] if p["slowest"] else {}
@@ -1020,17 +572,17 @@ def to_csv(report):
                p["bytes"], p["bandwidth_Bps"], lat.get("p50"), lat.get("p90"), lat.get("p99"),
                lat.get("max"), p["start_spread_s"], p["start_synchronized"], sl.get("node"),
                sl.get("node_time_s")]
-        lines.append(",".join(_csv_val(v) for v in row))
+        out.writerow([_csv_val(v) for v in row])
     for t in report["tests"]:
         row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]] + [""] * 10
-        lines.append(",".join(_csv_val(v) for v in row))
-    return "\n".join(lines) + "\n"
+        out.writerow([_csv_val(v) for v in row])
+    return buf.getvalue()
 
 
 def _ns_list(nodes, limit=12):
     if not nodes:
         return "-"
-    folded = L.nodeset_fold(nodes)
+    folded = nodeset_fold(nodes)
     if len(folded) > 160 and len(nodes) > limit:
         return "%s ... (%d nodes)" % (", ".join(nodes[:limit]), len(nodes))
     return folded
@@ -1205,7 +757,7 @@ def to_text(report):
         if not why and clk["unsynchronized_nodes"]:
             why.append("clocks not NTP-synchronized")
         w("status: FAILED (%s)" % ", ".join(why or ["see above"]))
-    return "\n".join(out) + "\n"
+    return L.safe_text("\n".join(out) + "\n")
 
 
 def fmt(s):
@@ -1217,159 +769,3 @@ def fmt_spread(s):
     if s is None:
         return "-"
     return "< 1 us" if s < 1e-6 else L.fmt_time(s)
-
-
-# ---------------------------------------------------------------------------------------------
-# Plot: node times per part, the slow nodes marked
-
-
-def plot_tool(path):
-    """The tool that can draw path, or None: matplotlib, gnuplot, or (SVG only) built in."""
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".svg", ".png"):
-        raise L.UsageError("--plot '%s': give a file ending in .svg or .png" % path)
-    try:
-        if importlib.util.find_spec("matplotlib") is not None:
-            return "matplotlib"
-    except (ImportError, ValueError):
-        pass
-    if L.which("gnuplot"):
-        return "gnuplot"
-    if ext == ".svg":
-        return "builtin"
-    return None
-
-
-def _plot_data(report, slow):
-    labels, points = [], []
-    for i, p in enumerate(report["parts"]):
-        labels.append("%s r%d" % (p["part"], p["repetition"]) if any(
-            q["repetition"] > 1 for q in report["parts"]) else p["part"])
-        med = p["node_time_s"]["median"]
-        for n, t in sorted(p["_node_times"].items(), key=lambda kv: L.natural_key(kv[0])):
-            is_slow = bool(med) and t > med * (1.0 + slow)
-            points.append((i, t, n, is_slow))
-    return labels, points
-
-
-def plot(report, path, slow=0.25, tool=None):
-    tool = tool or plot_tool(path)
-    labels, points = _plot_data(report, slow)
-    title = "stagebench node times per part%s" % (
-        (" - run %s" % report["run_id"]) if report.get("run_id") else "")
-    if tool == "matplotlib":
-        return _plot_matplotlib(labels, points, path, title)
-    if tool == "gnuplot":
-        return _plot_gnuplot(labels, points, path, title)
-    if tool == "builtin":
-        return _plot_svg(labels, points, path, title)
-    raise L.UsageError("--plot %s: no plotting tool: install matplotlib (Debian: "
-                       "python3-matplotlib) or gnuplot (Debian: gnuplot-nox)" % path)
-
-
-def _jitter(i, n):
-    return ((n * 37) % 101) / 101.0 * 0.5 - 0.25 if n else 0.0
-
-
-def _plot_matplotlib(labels, points, path, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(max(6, len(labels) * 1.0), 4.5))
-    for k, (i, t, n, slow) in enumerate(points):
-        ax.plot(i + _jitter(i, k), t, "o", color="red" if slow else "tab:blue", ms=4)
-        if slow:
-            ax.annotate(n, (i + _jitter(i, k), t), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels)
-    ax.set_ylabel("node time (s)")
-    ax.set_title(title)
-    ax.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return "matplotlib"
-
-
-def _plot_gnuplot(labels, points, path, title):
-    ext = os.path.splitext(path)[1].lower()
-    with tempfile.TemporaryDirectory(prefix="stagebench-plot-") as d:
-        data = os.path.join(d, "points.dat")
-        with open(data, "w") as f:
-            for k, (i, t, n, slow) in enumerate(points):
-                f.write("%f %.9g %d %s\n" % (i + _jitter(i, k), t, 1 if slow else 0, n))
-        tics = ", ".join('"%s" %d' % (lab.replace('"', ""), i) for i, lab in enumerate(labels))
-        term = "svg size 900,500" if ext == ".svg" else "pngcairo size 900,500"
-        script = "\n".join([
-            "set terminal %s" % term,
-            "set output '%s'" % path.replace("'", "''"),
-            "set title '%s' noenhanced" % title.replace("'", "''"),
-            "set ylabel 'node time (s)'",
-            "set xtics (%s)" % tics,
-            "set xrange [-0.6:%f]" % (len(labels) - 0.4),
-            "set yrange [0:*]",
-            "set key off",
-            "plot '%s' using 1:($3==0?$2:1/0) with points pt 7 ps 0.6 lc rgb '#1f77b4', \\"
-            % data.replace("'", "''"),
-            "     '' using 1:($3==1?$2:1/0) with points pt 7 ps 0.8 lc rgb 'red', \\",
-            "     '' using 1:($3==1?$2:1/0):4 with labels offset 1,0.5 font ',7' noenhanced",
-        ])
-        p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
-                           timeout=120)
-        if p.returncode != 0 and "pngcairo" in term:
-            script = script.replace("pngcairo", "png")
-            p = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True,
-                               timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError("gnuplot failed: %s" % (p.stderr.strip().splitlines() or ["?"])[-1])
-    return "gnuplot"
-
-
-def _esc(s):
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") \
-        .replace('"', "&quot;")
-
-
-def _plot_svg(labels, points, path, title):
-    W, H, ml, mr, mt, mb = 900, 500, 70, 20, 40, 50
-    ymax = max([t for _i, t, _n, _s in points] or [1.0]) * 1.1 or 1.0
-    n = max(len(labels), 1)
-    pw, ph = W - ml - mr, H - mt - mb
-
-    def x(i):
-        return ml + (i + 0.5) * pw / n
-
-    def y(v):
-        return mt + ph - v / ymax * ph
-
-    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-         'font-family="sans-serif" font-size="11">' % (W, H),
-         '<rect width="100%" height="100%" fill="white"/>',
-         '<text x="%d" y="22" font-size="14">%s</text>' % (ml, _esc(title)),
-         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt, ml, mt + ph),
-         '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (ml, mt + ph, W - mr,
-                                                                      mt + ph)]
-    for k in range(6):
-        v = ymax * k / 5
-        o.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (ml - 4, y(v) + 4,
-                                                                         _esc(fmt(v))))
-        o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (
-            ml, y(v), W - mr, y(v)))
-    for i, lab in enumerate(labels):
-        o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(i), mt + ph + 18,
-                                                                           _esc(lab)))
-    for k, (i, t, nname, slow) in enumerate(points):
-        cx = x(i) + _jitter(i, k) * pw / n
-        o.append('<circle cx="%.1f" cy="%.1f" r="%d" fill="%s"><title>%s %s</title></circle>'
-                 % (cx, y(t), 4 if slow else 3, "red" if slow else "#1f77b4", _esc(nname),
-                    _esc(fmt(t))))
-        if slow:
-            o.append('<text x="%.1f" y="%.1f" fill="red" font-size="9">%s</text>' % (
-                cx + 5, y(t) - 5, _esc(nname)))
-    o.append('<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">'
-             'node time</text>' % (mt + ph // 2, mt + ph // 2))
-    o.append("</svg>")
-    L.write_atomic(path, "\n".join(o) + "\n")
-    return "builtin"
-

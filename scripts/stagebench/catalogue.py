@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+"""The tests and parts the binary knows, and its version: the catalogue that
+`stagebench list --format json` prints (schema stagebench.catalogue/1). It is read from a
+catalogue.json installed with this package (generated at build time by the built binary), or
+from the binary itself, so that no test, part or version is written twice."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from .common import UsageError
+from .files import find_sibling
+from .procs import run_capture
+
+SCHEMA = "stagebench.catalogue/1"
+FILE = "catalogue.json"
+
+
+class Catalogue:
+    """tests: {test: its entry}, in the binary's order; parts: {part: its entry};
+    all_tests: what 'all' runs; part_test: {part: test}; version: the binary's."""
+
+    def __init__(self, doc, origin):
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            raise UsageError("%s is not a stagebench catalogue (%s)" % (origin, SCHEMA))
+        try:
+            self.version = str(doc["version"])
+            self.tests = {}
+            for t in doc["tests"]:
+                self.tests[str(t["test"])] = {
+                    "parts": [str(p) for p in t["parts"]], "title": str(t["title"]),
+                    "replica": bool(t["has_replica"]), "recreate": bool(t["recreate"]),
+                    "needs_prepare": bool(t["needs_prepare"]), "in_all": bool(t["in_all"])}
+            self.parts = {str(p["part"]): dict(p) for p in doc["parts"]}
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsageError("%s: a malformed catalogue (%s)" % (origin, e))
+        self.all_tests = [t for t, d in self.tests.items() if d["in_all"]]
+        self.part_test = {p: t for t, d in self.tests.items() for p in d["parts"]}
+
+    def parse_tests(self, words):
+        """The test names given, in order, 'all' expanded; parts (2a) are allowed too.
+        Returns a list of (test, [parts])."""
+        if not words:
+            raise UsageError("name at least one test (%s all, or parts like 2a)"
+                             % " ".join(self.all_tests))
+        out = []
+        seen = set()
+        for w in words:
+            for name in (self.all_tests if w == "all" else [w]):
+                if name in self.tests:
+                    item = (name, list(self.tests[name]["parts"]))
+                elif name in self.part_test:
+                    item = (self.part_test[name], [name])
+                else:
+                    raise UsageError("unknown test '%s' (known: %s, all, or a part like 2a)"
+                                     % (name, " ".join(self.tests)))
+                for p in item[1]:
+                    if p in seen:
+                        raise UsageError("test '%s' is named more than once" % p)
+                    seen.add(p)
+                if out and out[-1][0] == item[0]:
+                    out[-1][1].extend(item[1])
+                else:
+                    out.append(item)
+        return out
+
+
+def from_binary(binary):
+    try:
+        rc, out, err = run_capture([binary, "list", "--format", "json"], 60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise UsageError("cannot read the test catalogue from %s: %s" % (binary, e))
+    if rc != 0:
+        raise UsageError("'%s list --format json' failed: %s" % (binary, err.strip()))
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        raise UsageError("'%s list --format json' printed no catalogue" % binary)
+    return Catalogue(doc, binary)
+
+
+def from_file(path):
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read(1 << 20).decode("utf-8"))
+    except OSError as e:
+        raise UsageError("cannot read the test catalogue %s: %s" % (path, e.strerror or e))
+    except ValueError:
+        raise UsageError("%s is not a stagebench catalogue (%s)" % (path, SCHEMA))
+    return Catalogue(doc, path)
+
+
+_loaded = {}
+
+
+def load(binary=None):
+    """The catalogue: of binary when one is given; else $STAGEBENCH_CATALOGUE (a file), the
+    catalogue.json installed with this package, or the stagebench beside the command or on
+    PATH."""
+    key = binary or ""
+    if key in _loaded:
+        return _loaded[key]
+    if binary:
+        cat = from_binary(binary)
+    else:
+        env = os.environ.get("STAGEBENCH_CATALOGUE")
+        installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), FILE)
+        if env:
+            cat = from_file(env)
+        elif os.path.isfile(installed):
+            cat = from_file(installed)
+        else:
+            found = find_sibling("stagebench")
+            if found is None:
+                raise UsageError("no test catalogue: install stagebench (its catalogue.json), "
+                                 "put the stagebench binary on PATH, or set "
+                                 "STAGEBENCH_CATALOGUE")
+            cat = from_binary(found)
+    _loaded[key] = cat
+    return cat
+
+
+class VersionAction(argparse.Action):
+    """--version: the program's name and the version of the catalogue (the binary's)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and exit"):
+        super(VersionAction, self).__init__(option_strings=option_strings, dest=dest,
+                                            default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            version = load().version
+        except UsageError as e:
+            parser.exit(2, "%s: error: %s\n" % (parser.prog, e))
+        sys.stdout.write("%s %s\n" % (parser.prog, version))
+        sys.stdout.flush()
+        parser.exit(0)

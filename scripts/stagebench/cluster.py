@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: MIT
+"""stagebench-cluster: run the stagebench tests on every node of a cluster at once.
+
+  1. info round: `stagebench info --format json` on every node, timed (the launch time);
+     the /stage server of each node is the mount source of its --dir (or --servers FILE).
+  2. for each repetition and test: a prepare round on one node per server (the preparer
+     creates, or recreates, that server's replicas of 1a, 1b, 2; 3's is kept), then for each
+     part a run round: `stagebench run PART --start-at T` on all nodes at once, T = now + a
+     lead that covers the measured launch time (at least 3 s), with a timeout.
+  3. every node's JSON summary lands in RESULTS/<run-id>/<node>.<part>.rep<R>.json (written
+     there directly, or copied back with ClusterShell's rcopy), with manifest.json, the launcher's
+     record of the nodes, servers, rounds and of every node that failed, hung or was
+     unreachable; then the collector's report (report.txt, report.json).
+
+Commands reach the nodes through an engine (engines.py): clush (default; ClusterShell.Task in
+this process), pdsh or srun; with --exec they run on this machine once per node name (the exec
+worker, or pdsh -R exec; %h = the node name), which is how stagebench-sim simulates a cluster.
+This module holds the command line; the launcher itself is launcher.py.
+"""
+import argparse
+import sys
+
+from . import catalogue
+from . import common as L
+from . import procs as P
+from .launcher import MIN_LEAD_S, RUN_FLAGS, Launcher
+
+EPILOG = """\
+examples:
+  stagebench-cluster -w 'node[001-128]' --dir /stage/bench --results /shared/sb 1a 2 4
+  stagebench-cluster -g compute --dir /stage/bench --results ~/sb --repeat 3 all
+  stagebench-cluster --hostfile nodes.txt --servers servers.txt --dir /stage/bench \\
+      --results /shared/sb --gather shared --timeout 900 2
+  salloc -N 64 --exclusive stagebench-cluster --launcher srun --dir /stage/bench \\
+      --results $HOME/sb 1a 1b
+  stagebench-cluster -w 'node[1-4]' --dir /stage/bench --results sb --dry-run all
+
+--servers FILE: lines 'NODESET SERVER' ('node[001-064] stage1'); '#' starts a comment.
+Without it, nodes whose --dir is on the same network filesystem source share a server.
+
+results: RESULTS/<run-id>/<node>.<part>.rep<R>.json, manifest.json, info.json, logs/,
+report.txt, report.json.
+
+exit status: 0 every node ok; 1 a node failed, hung, was unreachable or is missing;
+2 bad usage; 3 no node could be used; 130/143 interrupted (what arrived is kept).
+"""
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="stagebench-cluster", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run stagebench on every node of a cluster at once and collect the "
+                    "results.", epilog=EPILOG)
+    g = ap.add_argument_group("nodes")
+    g.add_argument("-w", dest="nodes", action="append", metavar="NODESET",
+                   help="nodes as a node set: 'node[001-128],login2' (repeatable)")
+    g.add_argument("-g", dest="group", action="append", metavar="GROUP",
+                   help="a ClusterShell node group (from ClusterShell's group configuration)")
+    g.add_argument("--hostfile", metavar="FILE", help="a file of nodes, one a line")
+    g.add_argument("-x", dest="exclude", action="append", metavar="NODESET",
+                   help="leave these nodes out")
+    g.add_argument("--servers", metavar="FILE",
+                   help="the /stage server of each node: lines 'NODESET SERVER'")
+    g = ap.add_argument_group("launching")
+    g.add_argument("--launcher", choices=("clush", "pdsh", "srun"), default="clush",
+                   help="how commands reach the nodes (default: clush)")
+    g.add_argument("--exec", dest="exec_mode", action="store_true",
+                   help="run every node's command on this machine (clush/pdsh -R exec), "
+                        "%%h in --stagebench and --dir being the node name: a simulation")
+    g.add_argument("--stagebench", default="stagebench", metavar="PATH",
+                   help="the binary on the nodes (default: stagebench on their PATH)")
+    g.add_argument("--dir", metavar="DIR",
+                   help="the working directory on each node's /stage server (default: the "
+                        "nodes' $STAGEBENCH_DIR)")
+    g.add_argument("--fanout", type=int, metavar="N",
+                   help="connections at once (default: every node, so all start together)")
+    g.add_argument("--launcher-option", action="append", default=[], metavar="ARG",
+                   help="an extra argument for clush, pdsh or srun (repeatable)")
+    g.add_argument("--timeout", default="3600", metavar="SECONDS",
+                   help="a part's time limit on a node after its start (default: 3600)")
+    g.add_argument("--prepare-timeout", default="14400", metavar="SECONDS",
+                   help="time limit of a prepare round (default: 14400)")
+    g.add_argument("--info-timeout", default="120", metavar="SECONDS",
+                   help="time limit of the info round (default: 120)")
+    g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
+                   help="least time from launch to start (default and minimum: 3; raised to "
+                        "cover twice the launch time measured)")
+    g = ap.add_argument_group("results")
+    g.add_argument("--results", required=True, metavar="DIR",
+                   help="results directory: the run goes to DIR/<run-id>/")
+    g.add_argument("--run-id", metavar="ID", help="name of the run (default: UTC date-time)")
+    g.add_argument("--gather", choices=("shared", "rcopy"),
+                   help="shared: nodes write into --results (on a filesystem they share at the "
+                        "same path); rcopy: they write to --scratch and the launcher copies "
+                        "the files back (clush --rcopy, rpdcp). Default: rcopy over ssh, "
+                        "shared with --exec and srun")
+    g.add_argument("--scratch", default="/tmp", metavar="DIR",
+                   help="node-local directory for rcopy and pid files (default: /tmp)")
+    g.add_argument("--no-report", action="store_true", help="do not print the report")
+    g.add_argument("--clean", action="store_true",
+                   help="after the run, remove the replicas (stagebench clean on the "
+                        "preparers)")
+    g.add_argument("--note", action="append", default=[], metavar="TEXT",
+                   help="a note for the manifest and the report (repeatable)")
+    g.add_argument("--dry-run", action="store_true",
+                   help="print every command it would run, with node sets and start instants")
+    g.add_argument("--verbose", "-v", action="store_true", help="print each command run")
+    g.add_argument("--local-stagebench", metavar="PATH",
+                   help="a stagebench on this machine that checks the run options before "
+                        "anything is launched (default: the one beside this script, else "
+                        "on PATH; none: no check)")
+    g = ap.add_argument_group("options passed to 'stagebench run' on the nodes")
+    g.add_argument("--scale", choices=("spec", "small", "tiny"), default="spec")
+    g.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="run every test K times; replicas of 1a, 1b, 2 recreated in between")
+    g.add_argument("--threads", metavar="N")
+    g.add_argument("--cpus", metavar="LIST")
+    g.add_argument("--xfer", metavar="SIZE")
+    g.add_argument("--seed", metavar="N")
+    g.add_argument("--count", metavar="N")
+    g.add_argument("--chunk", metavar="SIZE")
+    g.add_argument("--file-size", metavar="SIZE")
+    g.add_argument("--passes", metavar="K")
+    for f in RUN_FLAGS:
+        g.add_argument("--" + f.replace("_", "-"), action="store_true")
+    ap.add_argument("tests", nargs="*", metavar="TEST",
+                    help="1a 1b 2 3 4 all, or parts (2a)")
+    ap.add_argument("--version", action=catalogue.VersionAction)
+    return ap.parse_args(argv)
+
+
+def main():
+    args = parse_args(sys.argv[1:])
+    lau = Launcher(args)
+    try:
+        return lau.main()
+    except L.UsageError as e:
+        L.say("error: %s" % e)
+        return L.EXIT_USAGE
+    finally:
+        if lau.manifest is not None:
+            try:
+                P.stop_descendants(grace=2.0)
+            except Exception:
+                pass

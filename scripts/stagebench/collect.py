@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: MIT
+"""stagebench-collect: merge the node summaries of a cluster run into one report.
+
+Reads every stagebench.node/1 summary of RESULTS/<run-id>/ (and the launcher's manifest.json
+there, which names the nodes expected, their /stage servers, and what the launcher saw of
+nodes that failed, hung or were unreachable), and prints per part and per test: nodes
+expected/ok/failed/missing, threads, node time min/median/max, the cluster time, bytes and
+aggregate bandwidth, latency percentiles of the merged histograms, the slowest nodes and
+threads, the results per /stage server, and whether the timed portion started synchronized
+to less than a second across nodes, with each node's NTP state.
+
+Exit status: 0 all good; 1 any node failed, missing, invalid or regressed (or the start was
+not synchronized); 2 bad usage.
+"""
+import argparse
+import os
+import sys
+
+from . import catalogue
+from . import common as L
+from . import files as F
+from . import plot
+from . import report as R
+from .nodes import nodeset_expand
+
+EPILOG = """\
+examples:
+  stagebench-collect results/20260101-020000
+  stagebench-collect results/20260101-020000 --format json > report.json
+  stagebench-collect results/RUN --save-baseline baseline.json
+  stagebench-collect results/RUN --baseline baseline.json --tolerance 15%%
+  stagebench-collect results/RUN --expect 'node[001-128]' --plot times.svg
+
+exit status: 0 all good; 1 a node failed, is missing, a summary is invalid or duplicated,
+a node or part regressed against the baseline, or a part's start spread across nodes
+reached 1 s; 2 bad usage.
+"""
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="stagebench-collect", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Merge the node summaries of a stagebench cluster run into one report.",
+        epilog=EPILOG)
+    ap.add_argument("results", nargs="+", metavar="RESULTS",
+                    help="a run's results directory (RESULTS/<run-id>), or summary files")
+    ap.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                    help="report format on stdout (default: text)")
+    ap.add_argument("--expect", metavar="NODESET",
+                    help="the nodes expected, as a node set (default: the launcher's "
+                         "manifest, else every node that reported)")
+    ap.add_argument("--manifest", metavar="FILE",
+                    help="the launcher manifest to use (default: RESULTS/manifest.json)")
+    ap.add_argument("--save-baseline", metavar="FILE",
+                    help="save this run's node and cluster times per part as a baseline")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="list every node and part slower than this baseline by more than "
+                         "--tolerance")
+    L.add_tolerance_option(ap)
+    ap.add_argument("--top", type=int, default=5, metavar="N",
+                    help="slowest nodes and threads listed per part (default: 5)")
+    ap.add_argument("--require-ntp", action="store_true",
+                    help="a node whose clock is not NTP-synchronized fails the report")
+    ap.add_argument("--plot", metavar="FILE",
+                    help="draw node times per part, slow nodes marked, to FILE (.svg or .png)")
+    ap.add_argument("--slow", default="25%", metavar="PCT",
+                    help="a node is marked slow on the plot above the median by this (25%%)")
+    ap.add_argument("--output", "-o", metavar="FILE",
+                    help="write the report to FILE instead of stdout")
+    ap.add_argument("--version", action=catalogue.VersionAction)
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        tolerance = L.parse_tolerance(args.tolerance)
+        slow = L.parse_tolerance(args.slow)
+        if not (1 <= args.top <= 1000):
+            raise L.UsageError("--top %d is out of range: 1 to 1000" % args.top)
+        expect = nodeset_expand(args.expect) if args.expect else None
+        baseline = R.load_baseline(args.baseline) if args.baseline else None
+        if args.plot:
+            plot.check_path(args.plot)
+            L.need("matplotlib")
+        for p in args.results:
+            if not os.path.exists(p):
+                raise L.UsageError("'%s' does not exist" % p)
+        src = args.results[0] if len(args.results) == 1 else ", ".join(args.results)
+        c = R.collect(args.results, manifest_path=args.manifest)
+        report = R.build_report(c, expect=expect, top=args.top, baseline=baseline,
+                                tolerance=tolerance, require_ntp=args.require_ntp,
+                                source=src)
+    except L.UsageError as e:
+        L.fail(str(e), L.EXIT_USAGE)
+    if args.format == "json":
+        text = R.to_json(report)
+    elif args.format == "csv":
+        text = R.to_csv(report)
+    else:
+        text = R.to_text(report)
+    if args.output:
+        F.write_atomic(args.output, text)
+    else:
+        try:
+            sys.stdout.write(L.safe_text(text))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass
+    for f in report["invalid"]:
+        L.say("warning: skipped %s: %s" % (f["file"], f["reason"]))
+    if report["files"] == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
+        runs = sorted(d for d in os.listdir(args.results[0])
+                      if os.path.exists(os.path.join(args.results[0], d, L.MANIFEST)))
+        if runs:
+            L.say("no summary in %s itself; its runs are: %s" % (args.results[0],
+                                                                 " ".join(runs[-10:])))
+    if args.save_baseline:
+        F.write_json_atomic(args.save_baseline, R.make_baseline(report, source=src))
+        L.say("baseline saved to %s" % args.save_baseline)
+    if args.plot:
+        try:
+            used = plot.plot(report, args.plot, slow=slow)
+            L.say("plot written to %s (%s)" % (args.plot, used))
+        except (OSError, RuntimeError) as e:
+            L.say("error: --plot %s: %s" % (args.plot, e))
+            return L.EXIT_FAILED
+    return report["exit_code"]

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: MIT
+"""stagebench-cron: the nightly validation run, for crontab.
+
+Takes a lock so runs never overlap, runs the launcher (stagebench-cluster, or stagebench-sim
+with --sim) into a dated results directory RESULTS/cron-YYYYmmdd-HHMMSS/, collects it against
+a baseline, keeps the last K runs, logs to RESULTS/stagebench-cron.log, and exits with the
+collector's status. It prints nothing when all is well and the report when not, so cron mails
+only the problems.
+
+    15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench \\
+        --baseline /shared/stagebench/baseline.json --tolerance 15% \\
+        -- -g compute --dir /stage/bench all
+"""
+import argparse
+import fcntl
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from . import catalogue
+from . import common as L
+from . import files as F
+from . import procs as P
+from . import report as R
+
+LOG = "stagebench-cron.log"
+LOCK = ".stagebench-cron.lock"
+RUN_RE = re.compile(r"^cron-\d{8}-\d{6}(-\d+)?$")
+EPILOG = """\
+crontab line (every night at 02:15):
+  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15% -- -g compute --dir /stage/bench all
+
+The arguments after -- go to stagebench-cluster (or stagebench-sim with --sim); --results and
+--run-id are set by this script. Without an existing --baseline file, the first run that is
+all good becomes the baseline.
+
+exit status: the collector's: 0 all good; 1 a node failed, is missing or invalid, or a node or
+part regressed; 2 bad usage; 3 another run still holds the lock; 130/143 interrupted.
+"""
+
+
+def parse_args(argv):
+    if "--" in argv:
+        i = argv.index("--")
+        own, rest = argv[:i], argv[i + 1:]
+    else:
+        own, rest = argv, []
+    ap = argparse.ArgumentParser(
+        prog="stagebench-cron", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Nightly stagebench validation: locked, dated, collected against a "
+                    "baseline, pruned, logged.",
+        usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...", epilog=EPILOG)
+    ap.add_argument("--results", required=True, metavar="DIR",
+                    help="where the dated runs, the log and the lock live")
+    ap.add_argument("--keep", type=int, default=14, metavar="K",
+                    help="dated runs kept, the newest (default: 14)")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="compare against this baseline (created from the first good run "
+                         "when it does not exist)")
+    L.add_tolerance_option(ap)
+    ap.add_argument("--sim", action="store_true",
+                    help="run stagebench-sim instead of stagebench-cluster (a trial on one "
+                         "machine)")
+    ap.add_argument("--log", metavar="FILE", help="log file (default: RESULTS/%s)" % LOG)
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="print the report even when all is well")
+    ap.add_argument("--version", action=catalogue.VersionAction)
+    args = ap.parse_args(own)
+    args.launcher_args = rest
+    return args
+
+
+def open_log(path):
+    """The wrapper's log: 'YYYY-mm-dd HH:MM:SS [pid] message' lines appended to path (a file
+    of ours, never followed through a link); returns the function that logs one line."""
+    logger = logging.getLogger("stagebench-cron")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(F.open_ours(path))
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(message)s",
+                                           "%Y-%m-%d %H:%M:%S"))
+    logger.addHandler(handler)
+    return lambda msg: logger.info("%s", L.safe_text(msg))
+
+
+def prune(results, keep, current, log):
+    runs = sorted(d for d in os.listdir(results)
+                  if RUN_RE.match(d) and os.path.isdir(os.path.join(results, d)))
+    old = [d for d in runs if d != current][:max(0, len(runs) - keep)]
+    for d in old:
+        path = os.path.join(results, d)
+        if not os.path.exists(os.path.join(path, L.MANIFEST)) and \
+                os.listdir(path) not in ([], ["launcher.log"]):
+            log("prune: left %s alone: no manifest, not a run of this script" % path)
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        log("prune: removed %s (keeping the newest %d)" % (path, keep))
+
+
+def main():
+    args = parse_args(sys.argv[1:])
+    try:
+        if not (1 <= args.keep <= 100000):
+            raise L.UsageError("--keep %d is out of range: 1 to 100000" % args.keep)
+        tolerance = L.parse_tolerance(args.tolerance)
+        if not args.launcher_args:
+            raise L.UsageError("give the launcher's arguments after --: nodes, --dir, tests")
+        for a in args.launcher_args:
+            if a in ("--results", "--run-id") or a.startswith(("--results=", "--run-id=")):
+                raise L.UsageError("%s is set by stagebench-cron: leave it out" % a)
+        name = "stagebench-sim" if args.sim else "stagebench-cluster"
+        script = F.find_sibling(name)
+        if not script:
+            raise L.UsageError("%s is neither beside this command nor on PATH" % name)
+        results = os.path.abspath(args.results)
+        F.ensure_dir(results)
+        baseline = None
+        if args.baseline and os.path.exists(args.baseline):
+            baseline = R.load_baseline(args.baseline)
+    except L.UsageError as e:
+        L.fail(str(e), L.EXIT_USAGE)
+    except OSError as e:
+        L.fail("cannot create %s: %s" % (args.results, L.errno_text(e)), L.EXIT_USAGE)
+
+    log = open_log(args.log or os.path.join(results, LOG))
+    lockf = F.open_ours(os.path.join(results, LOCK))
+    try:
+        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lockf.seek(0)
+        holder = lockf.read().strip() or "?"
+        log("skipped: the previous run (%s) still holds the lock" % holder)
+        L.say("error: the previous run (%s) still holds %s: not starting another"
+              % (holder, os.path.join(results, LOCK)))
+        return L.EXIT_PRECONDITION
+    lockf.seek(0)
+    lockf.truncate()
+    lockf.write("pid %d since %s\n" % (os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S")))
+    lockf.flush()
+
+    run_id = "cron-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    n = 1
+    while os.path.exists(os.path.join(results, run_id)):
+        n += 1
+        run_id = "cron-%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.gmtime()), n)
+    rundir = os.path.join(results, run_id)
+    F.make_dir(rundir, 0o755)
+    cmd = [sys.executable, script] + args.launcher_args + \
+        ["--results", results, "--run-id", run_id, "--no-report"]
+    log("start %s: %s" % (run_id, " ".join(cmd)))
+    with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        P.forward_signals(proc)
+        rc = proc.wait()
+    log("launcher exited %d" % rc)
+    if rc == L.EXIT_USAGE:
+        with open(os.path.join(rundir, "launcher.log")) as f:
+            text = f.read()
+        log("bad launcher arguments: %s" % text.strip().splitlines()[-1:])
+        sys.stdout.write(L.safe_text(text))
+        shutil.rmtree(rundir, ignore_errors=True)
+        return L.EXIT_USAGE
+
+    c = R.collect([rundir])
+    report = R.build_report(c, baseline=baseline, tolerance=tolerance, source=rundir)
+    text = R.to_text(report)
+    F.write_atomic(os.path.join(rundir, L.REPORT_TXT), text)
+    F.write_atomic(os.path.join(rundir, L.REPORT_JSON), R.to_json(report))
+    status = report["exit_code"]
+    log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
+        % (run_id, report["status"], len(report["nodes"]["failed"]),
+           len(report["nodes"]["missing"]), len(report["invalid"]),
+           len(report["regressions"])))
+    if args.baseline and baseline is None:
+        if status == L.EXIT_OK:
+            F.write_json_atomic(args.baseline, R.make_baseline(report, source=rundir))
+            log("baseline %s created from %s" % (args.baseline, run_id))
+        else:
+            log("no baseline yet, and %s is not good enough to become one" % run_id)
+    prune(results, args.keep, run_id, log)
+    if rc in (L.EXIT_SIGINT, L.EXIT_SIGTERM):
+        status = rc
+    if status != L.EXIT_OK or args.verbose:
+        sys.stdout.write(text)
+        sys.stdout.write("(results: %s; log: %s)\n" % (rundir, args.log or
+                                                       os.path.join(results, LOG)))
+    log("end %s: exit %d" % (run_id, status))
+    return status

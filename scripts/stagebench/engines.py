@@ -1,0 +1,486 @@
+# SPDX-License-Identifier: MIT
+"""Engines: how a command reaches a set of nodes, and what each node said.
+
+Every engine starts a round (one command on a set of nodes, with a time limit) and gives back
+a Round: wait for it, stop it, and read each node's Outcome (exit status, whether it timed
+out, its stdout and stderr lines). The clush engine runs in this process on ClusterShell.Task
+(ssh, or ClusterShell's exec worker for `--exec`: one local command per node name, %h being
+the name), with per-node events and writing to a node's stdin; pdsh and srun are commands run
+as subprocesses whose output is parsed.
+
+A command is given as a list of arguments in which NODE stands for the node's name (exec mode
+only); a command line a remote shell reads is built with every argument quoted.
+"""
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+
+from . import procs
+from .common import UsageError, safe_text
+from .files import open_new, which
+
+NODE = "\0h"  # placeholder for the node name in a command, substituted per node by the engine
+
+
+class Outcome:
+    __slots__ = ("rc", "timeout", "out", "err")
+
+    def __init__(self):
+        self.rc = None
+        self.timeout = False
+        self.out = []
+        self.err = []
+
+
+def shell_line(args):
+    """One line for a remote shell: every argument quoted."""
+    for a in args:
+        if NODE in a:
+            raise ValueError("a node-name placeholder outside exec mode")
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def _exec_arg(a, braced=True):
+    """An argument for an exec worker's %h template: % doubled, NODE as %{h} (clush) or %h
+    (pdsh, whose %h is never part of a longer name)."""
+    return a.replace("%", "%%").replace(NODE, "%{h}" if braced else "%h")
+
+
+class Engine:
+    """What the engines share: name, exec mode, extra options, fanout."""
+    tool = None
+    package = None
+
+    def __init__(self, name, exec_mode, options, fanout):
+        self.name = name
+        self.exec_mode = exec_mode
+        self.options = list(options)
+        self.fanout = fanout
+        self.remote = not exec_mode
+
+    def check_installed(self):
+        if not which(self.tool):
+            raise UsageError("%s is not installed (Debian: %s)" % (self.tool, self.package))
+
+    def fan(self, nodes):
+        return str(self.fanout or max(len(nodes), 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# clush: ClusterShell.Task in this process
+
+
+def parse_clush_options(options):
+    """clush's connection options given with --launcher-option: -o SSH_OPTIONS (repeatable),
+    -l USER, -t CONNECT_TIMEOUT. Returns {task info key: value}."""
+    info, ssh = {}, []
+    i = 0
+    while i < len(options):
+        opt = options[i]
+        flag, val = opt[:2], opt[2:]
+        if flag not in ("-o", "-l", "-t"):
+            raise UsageError("--launcher-option '%s': the clush engine takes -o SSH_OPTIONS, "
+                             "-l USER and -t SECONDS" % opt)
+        if not val:
+            i += 1
+            if i >= len(options):
+                raise UsageError("--launcher-option %s needs a value (the next "
+                                 "--launcher-option)" % flag)
+            val = options[i]
+        if flag == "-o":
+            ssh.append(val)
+        elif flag == "-l":
+            info["ssh_user"] = val
+        else:
+            try:
+                info["connect_timeout"] = float(val)
+            except ValueError:
+                raise UsageError("--launcher-option -t '%s': expected seconds" % val)
+        i += 1
+    if ssh:
+        info["ssh_options"] = " ".join(ssh)
+    return info
+
+
+class _NoOptions(object):
+    """What ClushConfig reads of clush's command line: nothing given."""
+    quiet = verbose = debug = False
+    fanout = user = options = connect_timeout = command_timeout = whencolor = maxrc = None
+    option = ()
+
+
+def clush_conf_info():
+    """The connection settings of clush.conf (/etc/clustershell/clush.conf, then the user's),
+    as clush itself would apply them: {task info key: value}."""
+    from ClusterShell.CLI.Config import ClushConfig, ClushConfigError
+    try:
+        conf = ClushConfig(_NoOptions())
+        info = {"ssh_user": conf.ssh_user, "ssh_path": conf.ssh_path,
+                "ssh_options": conf.ssh_options, "scp_path": conf.scp_path,
+                "scp_options": conf.scp_options, "connect_timeout": conf.connect_timeout}
+    except (ClushConfigError, ValueError) as e:
+        raise UsageError("clush.conf: %s" % e)
+    return dict((k, v) for k, v in info.items() if v)
+
+
+class _Handler(object):
+    """Per-node events of a round into Outcomes, and the round's log files."""
+
+    def __init__(self, res, log_out, log_err):
+        self.res = res
+        self.logs = {"stdout": log_out, "stderr": log_err}
+
+    def ev_read(self, worker, node, sname, msg):
+        o = self.res.get(node)
+        line = msg.decode("utf-8", "replace")
+        if o is not None:
+            (o.err if sname == "stderr" else o.out).append(line)
+        log = self.logs.get(sname)
+        if log is not None:  # flushed: a round's log is read while it runs
+            log.write("%s: %s\n" % (node, safe_text(line)))
+            log.flush()
+
+    def ev_hup(self, worker, node, rc):
+        o = self.res.get(node)
+        if o is not None:
+            o.rc = rc
+
+    def ev_close(self, worker, timedout):
+        if timedout:
+            for node in worker.iter_keys_timeout():
+                o = self.res.get(node)
+                if o is not None:
+                    o.timeout = True
+
+
+class _StdinPort(object):
+    """Runs in the task's thread: writes what Round.write sent to one node's stdin."""
+
+    def __init__(self, round_):
+        self.round = round_
+
+    def ev_msg(self, port, msg):
+        node, data = msg
+        worker = self.round.worker
+        for client in worker._engine_clients():
+            if client.key == node or node is None:
+                if data is None:
+                    client._set_write_eof(worker.SNAME_STDIN)
+                else:
+                    client._write(worker.SNAME_STDIN, data)
+
+
+class TaskRound:
+    """A round on ClusterShell.Task, run in a thread of its own."""
+
+    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None):
+        self.res = {n: Outcome() for n in nodes}
+        self.worker = None
+        self.task = None
+        self.port = None
+        self.error = None
+        self._ready = threading.Event()
+        self._logs = (open_new(logbase + ".out"), open_new(logbase + ".err"))
+        self._thread = threading.Thread(target=self._body, args=(
+            engine, nodes, command, timeout, stdin, copy))
+        self._thread.daemon = True
+        self._thread.start()
+        self._ready.wait()
+
+    def _body(self, engine, nodes, command, timeout, stdin, copy):
+        from ClusterShell.Event import EventHandler
+        from ClusterShell.NodeSet import NodeSet
+        from ClusterShell.Task import task_self
+
+        class Handler(_Handler, EventHandler):
+            pass
+
+        class Port(_StdinPort, EventHandler):
+            pass
+
+        try:
+            task = task_self()
+            task.set_info("fanout", int(engine.fan(nodes)))
+            for k, v in engine.info.items():
+                task.set_info(k, v)
+            handler = Handler(self.res, *self._logs)
+            ns = NodeSet.fromlist(nodes)
+            if copy is not None:
+                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout)
+            elif engine.exec_mode:
+                from ClusterShell.Worker.Exec import ExecWorker
+                worker = ExecWorker(nodes=ns, handler=handler, timeout=timeout, stderr=True,
+                                    command=command)
+                if not stdin:
+                    worker.set_write_eof()
+                task.schedule(worker)
+            else:
+                worker = task.shell(command, nodes=ns, handler=handler, timeout=timeout,
+                                    stderr=True, stdin=stdin)
+            self.task, self.worker = task, worker
+            if stdin:
+                self.port = task.port(handler=Port(self), autoclose=True)
+        except Exception as e:  # ClusterShell's errors have no common base
+            self.error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            task.resume()
+        except Exception as e:  # a worker that cannot start its command, say
+            self.error = e
+        finally:
+            task.abort(kill=True)
+
+    def write(self, node, data):
+        """Send data to node's stdin (a round started with stdin=True)."""
+        self.port.msg_send((node, data))
+
+    def close_stdin(self, node=None):
+        self.port.msg_send((node, None))
+
+    def wait(self, timeout):
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def pids(self):
+        return ()
+
+    def kill(self):
+        if self.task is not None and self._thread.is_alive():
+            self.task.abort()
+        self._thread.join(10)
+
+    def signal(self, sig):
+        procs.signal_pids(procs.descendants(), sig)
+
+    def results(self):
+        for f in self._logs:
+            f.close()
+        if self.error is not None:
+            raise UsageError("ClusterShell could not start the round: %s" % self.error)
+        return self.res
+
+
+class ClushEngine(Engine):
+    tool = "clush"
+    package = "clustershell"
+
+    def __init__(self, exec_mode, options, fanout):
+        Engine.__init__(self, "clush", exec_mode, options, fanout)
+        self.info = {}
+        if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
+            self.info = clush_conf_info()
+            self.info.update(parse_clush_options(self.options))
+            # ssh and scp in sessions of their own, as clush's were: a Ctrl-C on the terminal
+            # reaches the launcher only, which stops the nodes itself
+            for key, tool in (("ssh_path", "ssh"), ("scp_path", "scp")):
+                self.info[key] = "setsid " + self.info.get(key, tool)
+
+    def check_installed(self):
+        if not which("setsid"):  # ClusterShell is this process's own
+            raise UsageError("setsid is not installed (Debian: util-linux)")
+
+    def node_command(self, args):
+        if self.exec_mode:
+            # one shell line, every argument quoted; exec replaces the shell, setsid puts the
+            # node's process in a session of its own (a Ctrl-C on the terminal reaches the
+            # launcher only, which stops the nodes itself)
+            return "exec setsid -- " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
+        return shell_line(args)
+
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
+        return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin)
+
+    def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
+        return TaskRound(self, nodes, None, timeout, logbase, False, copy=(src, dest))
+
+    def describe(self, nodes_file, nodes, args, timeout):
+        """The clush command line that does what a round does (dry run, --verbose)."""
+        cmd = ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f", self.fan(nodes)]
+        if self.exec_mode:
+            cmd += ["-R", "exec"]
+        if timeout:
+            cmd += ["-u", str(int(timeout + 0.999))]
+        return cmd + self.options + [self.node_command(args)]
+
+    def describe_rcopy(self, nodes_file, src, dest):
+        return ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f",
+                str(self.fanout or 64)] + self.options + ["--rcopy", src, "--dest", dest]
+
+
+# ---------------------------------------------------------------------------------------------
+# pdsh and srun: subprocesses whose output is parsed
+
+
+class ProcessRound:
+    """A round run by a command (pdsh, srun, rpdcp) whose output goes to log files."""
+
+    def __init__(self, engine, cmd, nodes, logbase):
+        self.engine = engine
+        self.nodes = nodes
+        self.logbase = logbase
+        with open_new(logbase + ".out", binary=True) as fo, \
+                open_new(logbase + ".err", binary=True) as fe:
+            try:
+                self.proc = subprocess.Popen(cmd, stdout=fo, stderr=fe,
+                                             stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as e:
+                raise UsageError("cannot run %s: %s" % (cmd[0], e.strerror or e))
+
+    def wait(self, timeout):
+        return procs.wait_pid(self.proc, timeout)
+
+    def pids(self):
+        return (self.proc.pid,)
+
+    def kill(self):
+        if not procs.wait_pid(self.proc, 5.0):
+            procs.signal_pids([self.proc.pid], signal.SIGKILL)
+            self.proc.wait()
+
+    def signal(self, sig):
+        """srun forwards SIGTERM to every task; one SIGINT only makes it print the tasks'
+        state, two within a second are forwarded. pdsh in exec mode: the node processes."""
+        if self.engine.name == "srun":
+            try:
+                os.kill(self.proc.pid, sig)
+                if sig == signal.SIGINT:
+                    time.sleep(0.2)
+                    os.kill(self.proc.pid, sig)
+            except OSError:
+                pass
+        else:
+            procs.signal_pids(procs.descendants(exclude=(self.proc.pid,)), sig)
+
+    def results(self):
+        with open(self.logbase + ".out", "rb") as f:
+            out = f.read().decode("utf-8", "replace")
+        with open(self.logbase + ".err", "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+        return self.engine.parse(out, err, self.nodes)
+
+
+_LABEL = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*): ?(.*)$")
+
+
+class CommandEngine(Engine):
+    """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
+
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
+        if stdin:
+            raise UsageError("%s cannot write to a node's stdin" % self.name)
+        return ProcessRound(self, self.command(nodes_file, nodes, args, timeout), nodes,
+                            logbase)
+
+    def describe(self, nodes_file, nodes, args, timeout):
+        return self.command(nodes_file, nodes, args, timeout)
+
+    def rc_line(self, line, res):
+        """Take an engine's status line from stderr into res; True if it was one."""
+        raise NotImplementedError
+
+    def label_of(self, label, nodes):
+        return label
+
+    def parse(self, out_text, err_text, nodes):
+        """{node: Outcome} from the engine's stdout and stderr."""
+        res = {n: Outcome() for n in nodes}
+        for text, attr, status in ((out_text, "out", False), (err_text, "err", True)):
+            for line in text.splitlines():
+                if status and self.rc_line(line, res):
+                    continue
+                m = _LABEL.match(line)
+                o = res.get(self.label_of(m.group(1), nodes)) if m else None
+                if o is not None:
+                    getattr(o, attr).append(m.group(2))
+        return res
+
+
+class PdshEngine(CommandEngine):
+    tool = "pdsh"
+    package = "pdsh"
+    _RC = re.compile(r"^pdsh@[^:]*: (\S+): .*exited with exit code (\d+)$")
+    _SIG = re.compile(r"^pdsh@[^:]*: (\S+): .*killed by signal (\d+)$")
+    _TO = re.compile(r"^pdsh@[^:]*: (\S+): command timeout$")
+
+    def __init__(self, exec_mode, options, fanout):
+        CommandEngine.__init__(self, "pdsh", exec_mode, options, fanout)
+
+    def node_command(self, args):
+        if self.exec_mode:
+            # pdsh -R exec: an argv, no shell; pdsh substitutes %h in the arguments but not
+            # in the program's name, which a small sh then takes as its first argument
+            if NODE in args[0]:
+                args = ["/bin/sh", "-c", 'exec "$@"', "sh"] + list(args)
+            return [_exec_arg(a, braced=False) for a in args]
+        return [shell_line(args)]
+
+    def command(self, nodes_file, nodes, args, timeout):
+        cmd = ["pdsh", "-b", "-w", "^" + nodes_file, "-f", self.fan(nodes),
+               "-R", "exec" if self.exec_mode else "ssh"]
+        if timeout:
+            cmd += ["-u", str(int(timeout + 0.999))]
+        return cmd + self.options + self.node_command(args)
+
+    def rc_line(self, line, res):
+        for rx, kind in ((self._RC, "rc"), (self._SIG, "sig"), (self._TO, "to")):
+            m = rx.match(line)
+            if m:
+                o = res.get(m.group(1))
+                if o is not None:
+                    if kind == "rc":
+                        o.rc = int(m.group(2))
+                    elif kind == "sig":
+                        o.rc = 128 + int(m.group(2))
+                    else:
+                        o.timeout = True
+                return True
+        return line.startswith("sending signal")
+
+    def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
+        return ProcessRound(self, self.describe_rcopy(nodes_file, src, dest), nodes, logbase)
+
+    def describe_rcopy(self, nodes_file, src, dest):
+        return ["rpdcp", "-R", "ssh", "-w", "^" + nodes_file] + self.options + [src, dest]
+
+
+class SrunEngine(CommandEngine):
+    tool = "srun"
+    package = "slurm-client"
+    _RC = re.compile(r"^srun: error: (\S+): tasks? [\d,-]+: Exited with exit code (\d+)$")
+
+    def __init__(self, exec_mode, options, fanout):
+        CommandEngine.__init__(self, "srun", exec_mode, options, fanout)
+
+    def command(self, nodes_file, nodes, args, timeout):
+        n = len(nodes)
+        cmd = ["srun", "--nodes=%d" % n, "--ntasks=%d" % n, "--ntasks-per-node=1",
+               "--nodelist=%s" % nodes_file, "--kill-on-bad-exit=0", "--label",
+               "--cpu-bind=none", "--unbuffered"]
+        cpt = os.environ.get("SLURM_CPUS_ON_NODE", "")
+        if cpt.isdigit():
+            cmd.append("--cpus-per-task=%s" % cpt)
+        return cmd + self.options + list(args)  # srun runs an argv on the node, no shell
+
+    def label_of(self, label, nodes):
+        """srun labels lines with task numbers: one task per node, in the list's order."""
+        return nodes[int(label)] if label.isdigit() and int(label) < len(nodes) else None
+
+    def rc_line(self, line, res):
+        m = self._RC.match(line)
+        if m:
+            o = res.get(m.group(1))
+            if o is not None:
+                o.rc = int(m.group(2))
+            return True
+        return False
+
+
+def make(name, exec_mode, options, fanout):
+    cls = {"clush": ClushEngine, "pdsh": PdshEngine, "srun": SrunEngine}[name]
+    return cls(exec_mode, options, fanout)

@@ -1,0 +1,722 @@
+# SPDX-License-Identifier: MIT
+"""The launcher of stagebench-cluster: the info round, the servers and their preparers, the
+prepare and run rounds of every repetition, the manifest, and stopping every node's stagebench
+on a signal. Rounds go through an engine (engines.py); files through files.py."""
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+from . import catalogue
+from . import common as L
+from . import files as F
+from . import procs as P
+from . import report as R
+from .engines import NODE, make as make_engine
+from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
+
+MIN_LEAD_S = 3.0
+
+# Remote scripts (constant text; every value reaches them as a positional argument).
+# The node's name: $STAGEBENCH_NODE, else Slurm's node name, else its short host name.
+SH_NAME = 'n=${STAGEBENCH_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}'
+SH_NAMED = SH_NAME + '; exec "$@" --node "$n"'
+# run: $1 shared results dir (or empty: write into the node-local scratch dir $3),
+#      $2 file suffix, $3 scratch dir (for the pid file); then the stagebench command.
+SH_RUN = (SH_NAME + '; r=$1; s=$2; p=$3; shift 3; mkdir -p "$p" && echo $$ >"$p/pid" || exit 3; '
+          'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
+          'exec "$@" --node "$n" --out "$o"')
+SH_STOP = 'p=$1; [ -r "$p/pid" ] && kill -s "$2" "$(cat "$p/pid")" 2>/dev/null; exit 0'
+SH_SCRATCH_RM = 'p=$1; rm -f -- "$p"/*.json "$p/pid" && rmdir -- "$p" 2>/dev/null; exit 0'
+
+RUN_FLAGS = ("verify", "fsync", "keep", "require_ntp", "late_ok")
+RUN_VALUES = ("threads", "cpus", "xfer", "seed", "count", "chunk", "passes")
+
+
+
+def err_line(lines):
+    """The most telling stderr line of a node: stagebench's own error line, else the last."""
+    for ln in reversed(lines):
+        if "error:" in ln:
+            return ln.strip()
+    return lines[-1].strip() if lines else ""
+
+
+class Launcher:
+    def __init__(self, args):
+        self.args = args
+        self.stop_signal = None
+        self.proc = None
+        self.round_no = 0
+        self.manifest = None
+        self.dead = {}  # node -> why it is left out of later rounds
+        self.ident = {}  # launcher name -> the name the node reports (its summaries' name)
+        self.lead = MIN_LEAD_S
+        self.vprint = (lambda *a: L.say(" ".join(str(x) for x in a))) if args.verbose \
+            else (lambda *a: None)
+
+    # -- set-up
+
+    def setup(self):
+        a = self.args
+        if a.exec_mode and a.launcher == "srun":
+            raise L.UsageError("--exec works with clush and pdsh, not srun")
+        if a.repeat < 1 or a.repeat > 10000:
+            raise L.UsageError("--repeat %d is out of range: 1 to 10000" % a.repeat)
+        local = a.local_stagebench if a.local_stagebench not in (None, "none") else None
+        self.catalogue = catalogue.load(local)
+        self.plan = self.catalogue.parse_tests(a.tests)
+        nparts = sum(len(p) for _t, p in self.plan)
+        for opt in ("count", "chunk", "passes"):
+            if getattr(a, opt) is not None and nparts != 1:
+                raise L.UsageError("--%s overrides one part: name a single part" % opt)
+        if a.file_size is not None and len(self.plan) != 1:
+            raise L.UsageError("--file-size overrides one test's replica: name a single test")
+        self.timeout = L.parse_seconds(a.timeout, "--timeout", 1, 7 * 86400)
+        self.prepare_timeout = L.parse_seconds(a.prepare_timeout, "--prepare-timeout", 1,
+                                               7 * 86400)
+        self.info_timeout = L.parse_seconds(a.info_timeout, "--info-timeout", 1, 86400)
+        self.min_lead = L.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600)
+        self.lead = self.min_lead
+        if a.fanout is not None and not (1 <= a.fanout <= 100000):
+            raise L.UsageError("--fanout %d is out of range" % a.fanout)
+        for opt in ("stagebench", "dir"):
+            v = getattr(a, opt)
+            if v is None:
+                continue
+            if not v or "\0" in v:
+                raise L.UsageError("--%s is empty or contains a NUL byte" % opt)
+            if "%h" in v.replace("%%", "") and not a.exec_mode:
+                raise L.UsageError("--%s '%s': %%h is replaced by the node name only with "
+                                   "--exec" % (opt, v))
+        self.stagebench = self._template(a.stagebench)
+        self.dir = self._template(a.dir) if a.dir else None
+        # nodes
+        nodes = []
+        for ns in a.nodes or []:
+            nodes += nodeset_expand(ns)
+        for grp in a.group or []:
+            nodes += nodeset_expand("@" + grp)
+        if a.hostfile:
+            nodes += read_hostfile(a.hostfile)
+        if not nodes and a.launcher == "srun" and os.environ.get("SLURM_JOB_NODELIST"):
+            nodes = nodeset_expand(os.environ["SLURM_JOB_NODELIST"])
+        if not nodes:
+            raise L.UsageError("no nodes: give -w NODESET, -g GROUP or --hostfile FILE"
+                               + (" (or run inside a Slurm allocation)"
+                                  if a.launcher == "srun" else ""))
+        excl = set()
+        for ns in a.exclude or []:
+            excl.update(nodeset_expand(ns))
+        self.nodes = sorted(set(nodes) - excl, key=L.natural_key)
+        if not self.nodes:
+            raise L.UsageError("every node is excluded")
+        self.ident = {n: n for n in self.nodes}
+        self.servers = read_servers_file(a.servers) if a.servers else None
+        if self.servers is not None:
+            lost = [n for n in self.nodes if n not in self.servers]
+            if lost:
+                raise L.UsageError("--servers %s does not name the server of %s"
+                                   % (a.servers, nodeset_fold(lost)))
+        gather = a.gather or ("shared" if a.exec_mode or a.launcher == "srun" else "rcopy")
+        if gather == "rcopy" and (a.exec_mode or a.launcher == "srun"):
+            raise L.UsageError("--gather rcopy needs clush or pdsh over ssh")
+        self.gather = gather
+        if not os.path.isabs(a.scratch) or not re.match(r"^[A-Za-z0-9._/-]+$", a.scratch):
+            raise L.UsageError("--scratch '%s' must be an absolute path of letters, digits, "
+                               "'.', '_', '-', '/'" % a.scratch)
+        self.run_id = a.run_id or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        if not L.run_id_ok(self.run_id):
+            raise L.UsageError("--run-id '%s' is not valid: letters, digits, '.', '_', '-'"
+                               % self.run_id)
+        self.results = os.path.abspath(a.results)
+        self.rundir = os.path.join(self.results, self.run_id)
+        self.scratch = os.path.join(a.scratch, "stagebench-" + self.run_id)
+        self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout)
+        if not a.dry_run:
+            self.engine.check_installed()
+        if gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and not F.which("rpdcp"):
+            raise L.UsageError("--gather rcopy with pdsh needs rpdcp (Debian: pdsh)")
+        self.check_run_options()
+
+    def check_run_options(self):
+        """Bad run options fail here, once, rather than on every node: `stagebench run
+        --dry-run` with them on this machine (one thread: this machine's cores are not the
+        nodes')."""
+        a = self.args
+        binary = a.local_stagebench
+        if binary is None:
+            binary = F.find_sibling("stagebench")
+            if binary is None and a.exec_mode and NODE not in self.stagebench:
+                binary = self.stagebench
+        if not binary or binary == "none":
+            return
+        opts = list(self.run_options())
+        for f in ("threads", "cpus"):
+            if getattr(a, f) is not None:
+                i = opts.index("--" + f)
+                del opts[i:i + 2]
+        names = [p for _t, ps in self.plan for p in ps]
+        tests = self.catalogue.tests
+        if all(t in tests and tests[t]["parts"] == ps for t, ps in self.plan):
+            names = [t for t, _ps in self.plan]
+        cmd = [binary, "run"] + names + opts + ["--dry-run", "--dir", "/", "--threads", "1",
+                                                "--quiet"]
+        try:
+            rc, _out, err = P.run_capture(cmd, 60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            L.say("warning: cannot check the run options with %s: %s" % (binary, e))
+            return
+        if rc == 2:
+            raise L.UsageError("the run options are refused: %s"
+                               % err_line(err.splitlines()).replace("stagebench: error: ", ""))
+
+    def _template(self, text):
+        """%h -> the node-name placeholder, %% -> %, in an option that is a template."""
+        out, i = [], 0
+        while i < len(text):
+            if text.startswith("%%", i):
+                out.append("%")
+                i += 2
+            elif text.startswith("%h", i):
+                out.append(NODE)
+                i += 2
+            else:
+                out.append(text[i])
+                i += 1
+        return "".join(out)
+
+    def run_options(self):
+        a = self.args
+        opts = ["--scale", a.scale]
+        for f in RUN_VALUES:
+            v = getattr(a, f)
+            if v is not None:
+                opts += ["--" + f.replace("_", "-"), v]
+        if a.file_size is not None:
+            opts += ["--file-size", a.file_size]
+        for f in RUN_FLAGS:
+            if getattr(a, f):
+                opts.append("--" + f.replace("_", "-"))
+        return opts
+
+    def dir_opts(self):
+        return ["--dir", self.dir] if self.dir else []
+
+    # -- commands per round kind
+
+    def named(self, args):
+        """A stagebench command that takes --node: the node's name added."""
+        if self.engine.exec_mode:
+            return [self.stagebench] + args + ["--node", NODE]
+        return ["sh", "-c", SH_NAMED, "sh", self.stagebench] + args
+
+    def info_args(self):
+        return self.named(["info", "--format", "json"] + self.dir_opts())
+
+    def prepare_args(self, test):
+        a = self.args
+        extra = ["--scale", a.scale]
+        if a.xfer:
+            extra += ["--xfer", a.xfer]
+        for f in ("threads", "cpus"):
+            if getattr(a, f):
+                extra += ["--" + f, getattr(a, f)]
+        if a.file_size:
+            extra += ["--file-size", a.file_size]
+        return self.named(["prepare", test] + extra + self.dir_opts())
+
+    def run_args(self, part, rep, start_at):
+        base = ["run", part, "--start-at", "%.6f" % start_at, "--repetition", str(rep),
+                "--no-progress"] + \
+            self.run_options() + self.dir_opts()
+        suffix = "%s.rep%d.json" % (part, rep)
+        if self.engine.exec_mode:
+            out = os.path.join(self.rundir, NODE + "." + suffix)
+            return [self.stagebench] + base + ["--node", NODE, "--out", out]
+        shared = self.rundir if self.gather == "shared" else ""
+        return ["sh", "-c", SH_RUN, "sh", shared, suffix, self.scratch, self.stagebench] + base
+
+    def clean_args(self, tests):
+        return [self.stagebench, "clean"] + tests + ["--scale", self.args.scale] + \
+            self.dir_opts()
+
+    # -- running a round
+
+    def on_signal(self, signum, _frame):
+        if self.stop_signal is None:
+            self.stop_signal = signum
+            L.say("%s: stopping every node's stagebench and collecting what arrived"
+                  % signal.Signals(signum).name)
+        else:
+            L.say("%s again: killing what is left" % signal.Signals(signum).name)
+            P.signal_pids(P.descendants(), signal.SIGKILL)
+
+    def forward_stop(self, rnd, nodes, nodes_file, base):
+        """Pass the stop signal on to every node process (they write their summaries and
+        remove their files); the engine is left to report them. Returns the round that carries
+        the signal to remote nodes, if one was needed."""
+        sig = self.stop_signal
+        if self.engine.exec_mode:
+            P.signal_pids(P.descendants(exclude=rnd.pids()), sig)
+        elif self.engine.name == "srun":
+            rnd.signal(sig)
+        else:
+            # a second connection to each node signals the stagebench whose pid its
+            # wrapper recorded in the node-local scratch directory
+            name = "INT" if sig == signal.SIGINT else "TERM"
+            return self.engine.start(nodes, ["sh", "-c", SH_STOP, "sh", self.scratch, name], 30,
+                                     base + ".stop", nodes_file)
+        return None
+
+    def nodes_file(self, nodes, tag):
+        path = os.path.join(self.rundir, "logs", "%03d-%s.nodes" % (self.round_no, tag))
+        with F.open_new(path) as f:
+            f.write("\n".join(nodes) + "\n")
+        return path
+
+    def _sweep(self, tag):
+        """What the engine left behind (a node process its engine gave up on): let it end on
+        its own for a moment (a signalled stagebench is writing its summary), then stop it."""
+        if P.descendants():
+            t = time.monotonic() + (5.0 if self.stop_signal else 1.0)
+            while P.descendants() and time.monotonic() < t:
+                P.reap_orphans()
+                time.sleep(0.05)
+            left = P.stop_descendants(grace=2.0)
+            if left:
+                self.vprint("killed %d process(es) left behind by the %s round" % (len(left),
+                                                                                   tag))
+
+    def round(self, tag, nodes, args, timeout, honour_stop=True):
+        """Run args on nodes; returns ({node: Outcome}, duration). Never hangs: the engine's
+        own timeout first, then the launcher's (kill the whole tree), then a sweep of any
+        process left behind."""
+        self.round_no += 1
+        nf = self.nodes_file(nodes, tag)
+        base = os.path.join(self.rundir, "logs", "%03d-%s" % (self.round_no, tag))
+        self.vprint("round %s on %s: %s" % (tag, nodeset_fold(nodes), " ".join(
+            shlex.quote(c) for c in self.engine.describe(nf, nodes, args, timeout))))
+        t0 = time.time()
+        killed = False
+        rnd = self.engine.start(nodes, args, timeout, base, nf)
+        deadline = time.monotonic() + timeout + 30.0
+        stop_seen = False
+        stopper = None
+        while not rnd.wait(0.2):
+            if honour_stop and self.stop_signal and not stop_seen:
+                stop_seen = True
+                stopper = self.forward_stop(rnd, nodes, nf, base)
+                deadline = min(deadline, time.monotonic() + 30.0)
+            if time.monotonic() > deadline:
+                killed = True
+                L.say("warning: %s round: no end %d s past its timeout: stopping it"
+                      % (tag, int(time.monotonic() - deadline + 30)))
+                P.stop_descendants(grace=3.0, exclude=rnd.pids())
+                rnd.kill()
+                break
+        if stopper is not None and not stopper.wait(40.0):
+            stopper.kill()
+        if stopper is not None:
+            stopper.results()
+        self._sweep(tag)
+        dt = time.time() - t0
+        res = rnd.results()
+        if killed:
+            for o in res.values():
+                if o.rc is None and not o.timeout:
+                    o.timeout = True
+        return res, dt
+
+    # -- interpreting a round
+
+    def classify(self, o, limit):
+        """(status, error) of one node in a round; status 'ok' when it exited 0."""
+        e = err_line(o.err)
+        if o.timeout:
+            return "timeout", "no end within %s (hung or too slow): stopped" % limit
+        if o.rc is None or o.rc == 0:
+            return "ok", None
+        if o.rc == 255 and self.engine.remote:
+            return "unreachable", "cannot reach the node: %s" % (e or "exit 255")
+        if o.rc in (130, 143) or (self.stop_signal and o.rc > 128):
+            return "interrupted", "interrupted (exit %d)%s" % (o.rc, ": " + e if e else "")
+        return "failed", "exit %d: %s" % (o.rc, e or "no message")
+
+    def record_failures(self, rnd, res, limit, summaries=None):
+        """Record in the round every node that did not end well; limit says what its time
+        limit was, for the message of a node that hung."""
+        failed = {}
+        for node, o in res.items():
+            status, error = self.classify(o, limit)
+            ident = self.ident.get(node, node)
+            if status == "ok":
+                if summaries is not None and ident not in summaries and not self.stop_signal:
+                    failed[ident] = {"status": "failed", "rc": 0,
+                                     "error": "exit 0 but no summary arrived"}
+                elif summaries is not None and ident not in summaries:
+                    failed[ident] = {"status": "interrupted", "rc": o.rc,
+                                     "error": "interrupted before it wrote a summary"}
+                continue
+            failed[ident] = {"status": status, "rc": o.rc, "error": error}
+            if status in ("timeout", "unreachable") and node not in self.dead:
+                self.dead[node] = "%s in %s" % (status, rnd["what"])
+        rnd.setdefault("failed", {}).update(failed)
+        return failed
+
+    def skipped(self, nodes, why):
+        return {self.ident.get(n, n): {"status": "skipped", "rc": None, "error": why}
+                for n in nodes}
+
+    def save_manifest(self):
+        if self.manifest is not None:
+            F.write_json_atomic(os.path.join(self.rundir, L.MANIFEST), self.manifest)
+
+    # -- the phases
+
+    def info_phase(self):
+        res, dt = self.round("info", self.nodes, self.info_args(), self.info_timeout)
+        rnd = {"kind": "info", "what": "the info round", "nodes": nodeset_fold(self.nodes),
+               "duration_s": round(dt, 3)}
+        infos = {}
+        for node, o in res.items():
+            text = "\n".join(o.out).strip()
+            if text:
+                try:
+                    info = json.loads(text)
+                except ValueError:
+                    info = None
+                if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
+                    name = info.get("node")
+                    if L.node_name_ok(name) and name != node:
+                        self.ident[node] = name
+                    infos[node] = info
+        fail = self.record_failures(rnd, res, "the info round's %g s" % self.info_timeout)
+        for node in self.nodes:
+            ident = self.ident[node]
+            if node not in infos and ident not in fail:
+                rnd["failed"][ident] = {"status": "failed", "rc": None,
+                                        "error": "info printed no stagebench info"}
+        self.manifest["rounds"].append(rnd)
+        self.manifest["info_s"] = round(dt, 3)
+        clash = {}
+        for n, i in self.ident.items():
+            clash.setdefault(i, []).append(n)
+        clash = {i: ns for i, ns in clash.items() if len(ns) > 1}
+        if clash:
+            i, ns = next(iter(clash.items()))
+            raise L.UsageError("nodes %s all call themselves '%s': give each a distinct name "
+                               "(STAGEBENCH_NODE in their environment)" % (", ".join(ns), i))
+        F.write_json_atomic(os.path.join(self.rundir, L.INFO),
+                            {self.ident[n]: i for n, i in infos.items()})
+        self.infos = infos
+        self.launch_s = dt
+        self.lead = max(self.min_lead, 2.0 * dt + 1.0)
+        return rnd
+
+    def group_servers(self):
+        servers = {}
+        for n in self.nodes:
+            if self.servers is not None:
+                servers[n] = self.servers[n]
+            elif n in self.infos:
+                servers[n] = L.server_of(self.ident[n], self.infos[n].get("fs"))
+            else:
+                servers[n] = "unknown"
+        self.server_of = servers
+        by = {}
+        for n in self.nodes:
+            by.setdefault(servers[n], []).append(n)
+        self.server_nodes = by
+        self.manifest["servers"] = {self.ident[n]: s for n, s in servers.items()}
+
+    def candidates(self, server):
+        info_failed = self.manifest["rounds"][0].get("failed", {})
+        return [n for n in self.server_nodes[server]
+                if n not in self.dead and self.ident[n] not in info_failed]
+
+    def prepare_phase(self, test, rep, preparers):
+        """Prepare test's replica on one node per server, trying the next node of a server
+        whose preparer failed. Returns {server: error} of the servers left unprepared."""
+        todo = {s: self.candidates(s) for s in self.server_nodes if s != "unknown"}
+        if "unknown" in self.server_nodes:
+            todo["unknown"] = []
+        for s, cands in todo.items():
+            p = preparers.get(s)
+            if p in cands:
+                cands.remove(p)
+                cands.insert(0, p)
+        errors = {s: "no node of this server answered the info round"
+                  for s, c in todo.items() if not c}
+        attempt = 0
+        while not self.stop_signal and attempt < 3:
+            wave = {s: c.pop(0) for s, c in todo.items() if c and s not in self._prepared}
+            if not wave:
+                break
+            attempt += 1
+            nodes = sorted(wave.values(), key=L.natural_key)
+            res, dt = self.round("prepare-%s-rep%d" % (test, rep), nodes,
+                                 self.prepare_args(test), self.prepare_timeout)
+            rnd = {"kind": "prepare", "what": "preparing %s rep %d" % (test, rep),
+                   "test": test, "rep": rep, "attempt": attempt,
+                   "nodes": nodeset_fold(nodes), "duration_s": round(dt, 3),
+                   "preparers": {s: self.ident[n] for s, n in wave.items()}}
+            fail = self.record_failures(rnd, res, "--prepare-timeout %g s"
+                                        % self.prepare_timeout)
+            for s, n in wave.items():
+                if self.ident[n] in fail:
+                    errors[s] = "preparer %s: %s" % (self.ident[n], fail[self.ident[n]]["error"])
+                else:
+                    self._prepared.add(s)
+                    errors.pop(s, None)
+                    preparers[s] = n
+            self.manifest["rounds"].append(rnd)
+            self.save_manifest()
+        for s in todo:
+            if s not in self._prepared and s not in errors:
+                errors[s] = "not prepared (interrupted)" if self.stop_signal else \
+                    "no preparer succeeded"
+        return errors
+
+    def run_phase(self, test, part, rep, unprepared):
+        nodes, skip = [], {}
+        for n in self.nodes:
+            if n in self.dead:
+                skip.update(self.skipped([n], "not run: %s earlier" % self.dead[n]))
+            elif self.server_of[n] == "unknown" and unprepared:
+                skip.update(self.skipped([n], "not run: its /stage server is unknown (the info "
+                                              "round failed on it), so is its replica"))
+            elif self.server_of[n] in unprepared:
+                skip.update(self.skipped([n], "not run: the replica of server %s is not ready "
+                                              "(%s)" % (self.server_of[n],
+                                                        unprepared[self.server_of[n]])))
+            else:
+                nodes.append(n)
+        start_at = time.time() + self.lead
+        rnd = {"kind": "run", "what": "%s rep %d" % (part, rep), "test": test, "part": part,
+               "rep": rep, "start_at": round(start_at, 6), "lead_s": round(self.lead, 3),
+               "nodes": nodeset_fold(nodes), "count": len(nodes), "failed": dict(skip)}
+        self.manifest["rounds"].append(rnd)
+        self.save_manifest()
+        if not nodes:
+            return rnd
+        timeout = self.lead + self.timeout
+        res, dt = self.round("run-%s-rep%d" % (part, rep), nodes,
+                             self.run_args(part, rep, start_at), timeout)
+        rnd["duration_s"] = round(dt, 3)
+        if self.gather == "rcopy":
+            self.rcopy(nodes, part, rep)
+        suffix = ".%s.rep%d.json" % (part, rep)
+        arrived = {f[:-len(suffix)] for f in os.listdir(self.rundir) if f.endswith(suffix)}
+        fail = self.record_failures(rnd, res, "--timeout %g s after the start" % self.timeout,
+                                    summaries=arrived)
+        missed = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
+        if missed and self.lead < 600:
+            self.lead = min(600.0, self.lead * 2)
+            L.say("warning: %d node(s) missed the start of %s: lead raised to %.1f s"
+                  % (len(missed), part, self.lead))
+        self.save_manifest()
+        return rnd
+
+    def rcopy(self, nodes, part, rep):
+        src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
+        incoming = os.path.join(self.rundir, "incoming")
+        if not os.path.isdir(incoming):
+            F.make_dir(incoming)
+        F.check_dir(incoming, private=True)
+        self.round_no += 1
+        nf = self.nodes_file(nodes, "rcopy")
+        base = os.path.join(self.rundir, "logs", "%03d-rcopy-%s-rep%d" % (self.round_no, part,
+                                                                          rep))
+        rnd = self.engine.rcopy(nodes, src, incoming, base, nf, 600)
+        if not rnd.wait(630):
+            P.stop_descendants(grace=3.0, exclude=rnd.pids())
+            rnd.kill()
+        rnd.results()
+        prefix = os.path.basename(src) + "."
+        for f in os.listdir(incoming):
+            if not f.startswith(prefix):
+                continue
+            node = f[len(prefix):]
+            ident = self.ident.get(node, node)
+            if L.node_name_ok(ident):
+                dst = os.path.join(self.rundir, L.summary_name(ident, part, rep))
+                if not os.path.lexists(dst):
+                    os.rename(os.path.join(incoming, f), dst)
+
+    def clean_phase(self, preparers):
+        tests = [t for t, _p in self.plan if self.catalogue.tests[t]["replica"]]
+        nodes = sorted(set(preparers.values()), key=L.natural_key)
+        if not tests or not nodes:
+            return
+        res, dt = self.round("clean", nodes, self.clean_args(tests), 600)
+        rnd = {"kind": "clean", "what": "cleaning", "nodes": nodeset_fold(nodes),
+               "duration_s": round(dt, 3)}
+        self.record_failures(rnd, res, "600 s")
+        self.manifest["rounds"].append(rnd)
+
+    def scratch_cleanup(self):
+        """Remove the node-local scratch directory (pid files, rcopy sources) of the run."""
+        if self.engine.remote:
+            live = [n for n in self.nodes if n not in self.dead]
+            if live:
+                self.round("scratch-rm", live, ["sh", "-c", SH_SCRATCH_RM, "sh", self.scratch],
+                           timeout=60, honour_stop=False)
+
+    # -- everything
+
+    def dry_run(self):
+        e = self.engine
+        fold = nodeset_fold(self.nodes)
+        q = " ".join
+        print("dry run: %d node%s %s via %s%s; run id %s; results %s; nothing is run" % (
+            len(self.nodes), "" if len(self.nodes) == 1 else "s", fold, e.name,
+            " -R exec" if e.exec_mode else "", self.run_id, self.rundir))
+        nf = os.path.join(self.rundir, "logs", "NNN-ROUND.nodes")
+
+        def show(what, nodes, args, timeout):
+            cmd = e.describe(nf, nodes, args, timeout)
+            print("%s on %s:\n    %s" % (what, nodeset_fold(nodes), q(shlex.quote(c)
+                                                                            for c in cmd)))
+
+        show("info round (measures the launch time)", self.nodes, self.info_args(),
+             self.info_timeout)
+        if self.servers is not None:
+            by = {}
+            for n in self.nodes:
+                by.setdefault(self.servers[n], []).append(n)
+            pre = {s: ns[0] for s, ns in by.items()}
+            for s in sorted(by, key=L.natural_key):
+                print("server %s: %s (preparer %s)" % (s, nodeset_fold(by[s]), pre[s]))
+            prep_nodes = sorted(pre.values(), key=L.natural_key)
+        else:
+            print("servers: from the mount source of each node's --dir in the info round; "
+                  "one preparer per server")
+            prep_nodes = ["PREPARERS"]
+        t = time.time() + self.lead
+        for rep in range(1, self.args.repeat + 1):
+            for test, parts in self.plan:
+                d = self.catalogue.tests[test]
+                if d["replica"] and (rep == 1 or d["recreate"]):
+                    show("rep %d: prepare %s (one node per server; %s)" % (
+                        rep, test, "recreated" if d["recreate"] else "kept once made"),
+                        prep_nodes, self.prepare_args(test), self.prepare_timeout)
+                for part in parts:
+                    print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
+                          "added to the time the round is launched)" % (
+                              rep, part, t, L.utc(t), self.lead))
+                    show("    run %s" % part, self.nodes, self.run_args(part, rep, t),
+                         self.lead + self.timeout)
+                    if self.gather == "rcopy":
+                        src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
+                        print("    copy back: %s" % q(shlex.quote(c) for c in e.describe_rcopy(
+                            nf, src, os.path.join(self.rundir, "incoming"))))
+                    t += self.lead + 1
+        if self.args.clean:
+            tests = [t for t, _p in self.plan if self.catalogue.tests[t]["replica"]]
+            if tests:
+                show("clean", prep_nodes, self.clean_args(tests), 600)
+        print("then: stagebench-collect %s" % shlex.quote(self.rundir))
+        return L.EXIT_OK
+
+    def main(self):
+        a = self.args
+        self.setup()
+        if a.dry_run:
+            return self.dry_run()
+        if os.path.exists(os.path.join(self.rundir, L.MANIFEST)):
+            raise L.UsageError("results directory %s already holds a run: choose another "
+                               "--run-id" % self.rundir)
+        try:
+            F.ensure_dir(self.results)
+            F.ensure_dir(self.rundir)
+            F.make_dir(os.path.join(self.rundir, "logs"), 0o755)
+        except OSError as e:
+            L.fail("cannot create %s: %s" % (self.rundir, L.errno_text(e)), L.EXIT_PRECONDITION)
+        P.set_subreaper()
+        signal.signal(signal.SIGINT, self.on_signal)
+        signal.signal(signal.SIGTERM, self.on_signal)
+        self._prepared = set()
+        unprepared_of = {}  # test -> {server: why}, for the repetitions that keep a replica
+        self.manifest = {
+            "schema": L.MANIFEST_SCHEMA, "version": self.catalogue.version, "run_id": self.run_id,
+            "created_at": time.time(), "argv": sys.argv,
+            "launcher": {"engine": self.engine.name, "exec": self.engine.exec_mode,
+                         "gather": self.gather, "fanout": a.fanout or len(self.nodes)},
+            "run": {"tests": [t for t, _p in self.plan], "parts": [p for _t, ps in self.plan
+                                                                   for p in ps],
+                    "scale": a.scale, "repeat": a.repeat, "options": self.run_options()},
+            "nodes": list(self.nodes), "servers": {}, "preparers": {}, "notes": list(a.note),
+            "rounds": [], "interrupted": None, "finished_at": None,
+        }
+        self.save_manifest()
+        L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
+                                                   "" if len(self.nodes) == 1 else "s",
+                                                   self.rundir))
+        self.info_phase()
+        self.manifest["nodes"] = [self.ident[n] for n in self.nodes]
+        self.group_servers()
+        usable = [n for n in self.nodes if n not in self.dead]
+        L.say("info round: %d of %d node%s answered in %.2f s; %d server%s; lead %.1f s" % (
+            len(self.infos), len(self.nodes), "" if len(self.nodes) == 1 else "s",
+            self.launch_s, len(self.server_nodes), "" if len(self.server_nodes) == 1 else "s",
+            self.lead))
+        self.save_manifest()
+        preparers = {}
+        if not usable or not self.infos:
+            self.manifest["finished_at"] = time.time()
+            self.save_manifest()
+            L.say("error: no node answered the info round (see %s)"
+                  % os.path.join(self.rundir, "logs"))
+            return self.finish(L.EXIT_PRECONDITION)
+        for rep in range(1, a.repeat + 1):
+            for test, parts in self.plan:
+                if self.stop_signal:
+                    break
+                d = self.catalogue.tests[test]
+                if d["replica"] and (rep == 1 or d["recreate"]):
+                    self._prepared = set()
+                    unprepared_of[test] = self.prepare_phase(test, rep, preparers)
+                    self.manifest["preparers"] = {s: self.ident[n]
+                                                  for s, n in preparers.items()}
+                    for s, why in unprepared_of[test].items():
+                        L.say("warning: %s rep %d: server %s: %s" % (test, rep, s, why))
+                unprepared = unprepared_of.get(test, {})
+                for part in parts:
+                    if self.stop_signal:
+                        break
+                    rnd = self.run_phase(test, part, rep, unprepared)
+                    bad = len(rnd.get("failed") or {})
+                    L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
+                        part, rep, rnd["count"], "" if rnd["count"] == 1 else "s", bad))
+        if a.clean and not self.stop_signal:
+            self.clean_phase(preparers)
+        self.scratch_cleanup()
+        if self.stop_signal:
+            self.manifest["interrupted"] = signal.Signals(self.stop_signal).name
+        self.manifest["finished_at"] = time.time()
+        self.save_manifest()
+        return self.finish(None)
+
+    def finish(self, code):
+        rc = code
+        if not self.args.no_report:
+            c = R.collect([self.rundir])
+            report = R.build_report(c, source=self.rundir)
+            text = R.to_text(report)
+            F.write_atomic(os.path.join(self.rundir, L.REPORT_TXT), text)
+            F.write_atomic(os.path.join(self.rundir, L.REPORT_JSON), R.to_json(report))
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            if rc is None:
+                rc = report["exit_code"]
+        elif rc is None:
+            bad = any(r.get("failed") for r in self.manifest["rounds"] if r["kind"] == "run")
+            rc = L.EXIT_FAILED if bad else L.EXIT_OK
+        if self.stop_signal:
+            rc = L.EXIT_SIGINT if self.stop_signal == signal.SIGINT else L.EXIT_SIGTERM
+        return rc

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""Node sets (ClusterShell.NodeSet: ranges, groups, and the !, &, ^ operators), and the
+files that name nodes: host files and servers files."""
+from ClusterShell.NodeSet import NodeSet, NodeSetException, RESOLVER_NOGROUP
+from ClusterShell.NodeUtils import GroupResolverError
+
+from .common import UsageError, check_node_name, natural_key, node_name_ok, safe_text
+
+# A node set larger than this is refused: a typo like n[1-99999999] must not eat the memory.
+MAX_NODES = 1000000
+
+
+def nodeset_expand(text):
+    """Expand 'node[001-004,7],login1,@group' (with ClusterShell's !, & and ^) into a sorted
+    list of unique, valid names."""
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError("empty node set")
+    shown = text if len(text) < 80 else text[:77] + "..."
+    try:
+        ns = NodeSet(text.strip())
+        if len(ns) > MAX_NODES:
+            raise UsageError("node set '%s' is too large" % shown)
+        names = list(ns)
+    except (NodeSetException, GroupResolverError, ValueError, TypeError) as e:
+        why = str(e) or type(e).__name__
+        if "bracket" in why:
+            why = "unbalanced brackets (%s)" % why
+        raise UsageError("node set '%s': %s" % (shown, safe_text(why)))
+    if not names:
+        raise UsageError("node set '%s' names no node (an unknown or empty group?)" % shown)
+    for n in names:
+        check_node_name(n, "node set '%s': node" % shown)
+    return sorted(set(names), key=natural_key)
+
+
+def nodeset_fold(names):
+    """The short form of a list of names: ['n1','n2','n3','x'] -> 'n[1-3],x'."""
+    return str(NodeSet.fromlist(list(names), resolver=RESOLVER_NOGROUP))
+
+
+def _config_lines(path, what):
+    """(line number, text) of a file's non-empty lines, '#' comments removed."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(16 << 20)
+        lines = data.decode("utf-8").splitlines()
+    except OSError as e:
+        raise UsageError("%s '%s': %s" % (what, path, e.strerror or e))
+    except UnicodeDecodeError as e:
+        raise UsageError("%s '%s': not UTF-8 text (byte %d)" % (what, path, e.start))
+    for i, line in enumerate(lines, 1):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            yield i, line
+
+
+def read_hostfile(path):
+    """One node (or node set) a line; '#' starts a comment."""
+    names = []
+    for _, line in _config_lines(path, "host file"):
+        for word in line.split():
+            names.extend(nodeset_expand(word))
+    if not names:
+        raise UsageError("host file '%s' names no node" % path)
+    return sorted(set(names), key=natural_key)
+
+
+def read_servers_file(path):
+    """'NODESET SERVER' lines ('#' comments): the /stage server of each node."""
+    servers = {}
+    for i, line in _config_lines(path, "servers file"):
+        words = line.split()
+        if len(words) != 2:
+            raise UsageError("servers file '%s' line %d: expected 'NODESET SERVER'" % (path, i))
+        nodes, server = words
+        if not node_name_ok(server):
+            raise UsageError("servers file '%s' line %d: bad server name '%s'" % (path, i, server))
+        for n in nodeset_expand(nodes):
+            if n in servers and servers[n] != server:
+                raise UsageError("servers file '%s' line %d: node %s is already on server %s"
+                                 % (path, i, n, servers[n]))
+            servers[n] = server
+    return servers

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: MIT
+"""Process control of the launchers: a child subreaper that can stop and reap every process it
+started, wherever they were reparented."""
+import ctypes
+import os
+import signal
+import subprocess
+import time
+
+# Process control
+#
+# A launcher sets itself as a child subreaper: processes its children leave behind (a node
+# process whose clush or pdsh parent gave up on it) are reparented to the launcher instead of
+# init, so it can find, stop and reap every one of them by walking /proc. It only ever signals
+# its own descendants, by pid.
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def set_subreaper():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _proc_table():
+    """{pid: (ppid, state)} of every process now."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e, "rb") as f:
+                data = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        rp = data.rfind(")")
+        fields = data[rp + 2:].split()
+        if len(fields) < 2:
+            continue
+        try:
+            table[int(e)] = (int(fields[1]), fields[0])
+        except ValueError:
+            continue
+    return table
+
+
+def descendants(root=None, exclude=()):
+    """Pids below root (default: this process), deepest first; zombies and the pids in
+    exclude are left out (not their children)."""
+    root = os.getpid() if root is None else root
+    table = _proc_table()
+    children = {}
+    for pid, (ppid, _state) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out, stack = [], [(root, 0)]
+    while stack:
+        pid, depth = stack.pop()
+        for c in children.get(pid, ()):
+            if c not in exclude and table.get(c, (0, "Z"))[1] != "Z":
+                out.append((depth, c))
+            stack.append((c, depth + 1))
+    return [pid for _d, pid in sorted(out, reverse=True)]
+
+
+def signal_pids(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+            if sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                os.kill(pid, signal.SIGCONT)  # a stopped process acts on it only when running
+        except OSError:
+            pass
+
+
+def reap_orphans():
+    """Collect the exit status of reparented children that have ended (never blocks)."""
+    for pid, (ppid, state) in _proc_table().items():
+        if ppid == os.getpid() and state == "Z":
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+            except OSError:
+                pass
+
+
+def stop_descendants(grace=3.0, exclude=(), first=signal.SIGTERM):
+    """Signal every descendant (but exclude), wait up to grace seconds, then SIGKILL what is
+    left, and reap what was reparented here. Returns the pids that had to be killed."""
+    pids = descendants(exclude=exclude)
+    if not pids:
+        reap_orphans()
+        return []
+    signal_pids(pids, first)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        reap_orphans()
+        left = [p for p in descendants(exclude=exclude) if p in pids]
+        if not left:
+            return []
+        time.sleep(0.05)
+    left = descendants(exclude=exclude)
+    signal_pids(left, signal.SIGKILL)
+    t = time.monotonic() + 2.0
+    while time.monotonic() < t and descendants(exclude=exclude):
+        reap_orphans()
+        time.sleep(0.05)
+    reap_orphans()
+    return left
+
+
+def wait_pid(proc, timeout):
+    """proc.wait with a timeout; True if it ended."""
+    try:
+        proc.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+
+
+def run_capture(cmd, timeout):
+    """Run cmd (a list) with no stdin; (exit status, stdout, stderr) as text. Raises OSError
+    or subprocess.TimeoutExpired (the process is killed then)."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+def forward_signals(proc):
+    """SIGINT and SIGTERM to this process go on to proc (a child in its own session, which
+    a Ctrl-C on the terminal does not reach otherwise)."""
+    def forward(signum, _frame):
+        try:
+            os.kill(proc.pid, signum)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGTERM, forward)

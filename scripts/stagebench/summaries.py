@@ -1,0 +1,470 @@
+# SPDX-License-Identifier: MIT
+"""Reading one node summary (stagebench.node/1): checked field by field (a damaged one is
+refused with the reason, never a traceback) and reduced to what the report keeps: per part
+the node time, bytes, the latency histogram (merged bucket by bucket exactly as util/hist.c
+counts), the thread times and the few slowest threads. Runs in the collector's worker
+processes."""
+import array
+import heapq
+import json
+import math
+import os
+
+from . import catalogue
+from . import common as L
+
+UINT64_MAX = (1 << 64) - 1
+TOP_THREADS = 5
+START_SYNC_LIMIT_S = 1.0
+OK_STATUSES = ("ok", "late")
+
+
+class Bad(Exception):
+    """A summary that cannot be used: the message says why."""
+
+
+class _Slow(Exception):
+    """The fast path met something unusual: the checking path says what."""
+
+
+_NUM = frozenset((int, float))
+_INT = frozenset((int,))
+_OPT_INT = frozenset((int, type(None)))
+_OPT_STR = frozenset((str, type(None)))
+MAX_BUCKETS = 1 << 16
+
+
+# ---------------------------------------------------------------------------------------------
+# The histogram scheme of util/hist.c
+
+
+def hist_last(sub_bits, max_bits):
+    return (max_bits - sub_bits + 1) * (1 << sub_bits) - 1
+
+
+def hist_bucket_low(i, sub_bits, last):
+    sub = 1 << sub_bits
+    if i > last:
+        i = last
+    if i < sub:
+        return i
+    shift = i // sub - 1
+    return (sub + i % sub) << shift
+
+
+def hist_bucket_high(i, sub_bits, last):
+    if i >= last:
+        return UINT64_MAX
+    return hist_bucket_low(i + 1, sub_bits, last) - 1
+
+
+def hist_quantile(buckets, count, min_ns, max_ns, q, sub_bits, max_bits):
+    """hist_quantile() of util/hist.c on a sparse {index: count}: the midpoint of the bucket
+    holding the ceil(q*count)-th smallest value, clamped to [min_ns, max_ns]."""
+    if count <= 0:
+        return 0
+    last = hist_last(sub_bits, max_bits)
+    if not (q > 0):
+        rank = 1
+    elif q >= 1:
+        rank = count
+    else:
+        x = q * float(count)
+        rank = int(x)
+        if float(rank) < x:
+            rank += 1
+        rank = min(max(rank, 1), count)
+    idx, seen = last, 0
+    for i in sorted(buckets):
+        if i >= last:
+            break
+        seen += buckets[i]
+        if seen >= rank:
+            idx = i
+            break
+    low = hist_bucket_low(idx, sub_bits, last)
+    high = hist_bucket_high(idx, sub_bits, last)
+    mid = low + (high - low) // 2
+    return min(max(mid, min_ns), max_ns)
+
+
+class Hist:
+    """A merged latency histogram: dense bucket counts, as in util/hist.c."""
+
+    __slots__ = ("scheme", "dense", "count", "min_ns", "max_ns", "sum_ns", "skipped")
+
+    def __init__(self):
+        self.scheme = None
+        self.dense = None
+        self.count = 0
+        self.min_ns = 0
+        self.max_ns = 0
+        self.sum_ns = 0
+        self.skipped = []  # nodes whose histogram had another scheme
+
+    def merge(self, node, h):
+        scheme, count, mn, mx, sm, idx, cnt = h
+        if count == 0:
+            return
+        if self.scheme is None:
+            self.scheme = scheme
+            self.dense = [0] * (hist_last(*scheme) + 1)
+        elif scheme != self.scheme:
+            self.skipped.append(node)
+            return
+        if self.count == 0 or mn < self.min_ns:
+            self.min_ns = mn
+        if mx > self.max_ns:
+            self.max_ns = mx
+        self.sum_ns = min(self.sum_ns + sm, UINT64_MAX)
+        self.count += count
+        b = self.dense
+        for i, c in zip(idx, cnt):
+            b[i] += c
+
+    @property
+    def buckets(self):
+        return {i: c for i, c in enumerate(self.dense or ()) if c}
+
+    def quantile(self, q):
+        if not self.count:
+            return None
+        sub_bits, max_bits = self.scheme
+        return hist_quantile(self.buckets, self.count, self.min_ns, self.max_ns, q, sub_bits,
+                             max_bits) / 1e9
+
+    def to_json(self):
+        if not self.count:
+            return None
+        return {"p50": self.quantile(0.5), "p90": self.quantile(0.9),
+                "p99": self.quantile(0.99), "max": self.max_ns / 1e9,
+                "mean": self.sum_ns / self.count / 1e9, "count": self.count}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading one summary (in a worker process)
+
+
+_MISSING = object()
+
+
+def _field(obj, key, where, required):
+    """obj[key]; _MISSING when absent (or null) and not required; Bad when required and absent."""
+    if not isinstance(obj, dict):
+        raise Bad("%s is not an object" % where.rstrip("."))
+    if key not in obj:
+        if required:
+            raise Bad("missing field %s%s" % (where, key))
+        return _MISSING
+    v = obj[key]
+    if v is None and not required:
+        return _MISSING
+    return v
+
+
+def _num(obj, key, where, required=True, lo=None):
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+            (isinstance(v, float) and not math.isfinite(v)):
+        raise Bad("field %s%s is not a number" % (where, key))
+    if lo is not None and v < lo:
+        raise Bad("field %s%s is negative" % (where, key))
+    return v
+
+
+def _int(obj, key, where, required=True):
+    v = _num(obj, key, where, required, lo=0)
+    if v is not None and not isinstance(v, int):
+        raise Bad("field %s%s is not a whole number" % (where, key))
+    return v
+
+
+def _str(obj, key, where, required=True):
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
+        return None
+    if not isinstance(v, str):
+        raise Bad("field %s%s is not a string" % (where, key))
+    return v
+
+
+def _list(obj, key, where, required=True):
+    if isinstance(obj, dict) and key in obj and obj[key] is None and not required:
+        raise Bad("field %s%s is not a list" % (where, key))
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
+        return []
+    if not isinstance(v, list):
+        raise Bad("field %s%s is not a list" % (where, key))
+    return v
+
+
+def _hist_fast(h):
+    try:
+        sub_bits, max_bits = h["sub_bits"], h["max_bits"]
+        nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
+        b = h["buckets"]
+        if set(map(type, nums)) != _INT or min(nums) < 0 or type(b) is not list:
+            raise _Slow
+        if not (1 <= sub_bits < max_bits <= 64) or \
+                (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
+            raise _Slow
+        last = hist_last(sub_bits, max_bits)
+        if b:
+            if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
+                raise _Slow
+            idx = [x[0] for x in b]
+            cnt = [x[1] for x in b]
+            if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
+                    min(idx) < 0 or max(idx) > last or min(cnt) < 0:
+                raise _Slow
+        else:
+            idx = cnt = []
+        if sum(cnt) != nums[2]:
+            raise _Slow
+    except (TypeError, KeyError, AttributeError):
+        raise _Slow
+    return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
+            array.array("q", cnt))
+
+
+def _hist(part, where):
+    h = part.get("latency_hist")
+    if h is None:
+        return None
+    try:
+        return _hist_fast(h)
+    except _Slow:
+        pass
+    w = where + "latency_hist."
+    sub_bits = _int(h, "sub_bits", w)
+    max_bits = _int(h, "max_bits", w)
+    if not (1 <= sub_bits < max_bits <= 64) or \
+            (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
+        raise Bad("field %ssub_bits/max_bits is out of range" % w)
+    last = hist_last(sub_bits, max_bits)
+    count = _int(h, "count", w)
+    mn = _int(h, "min_ns", w)
+    mx = _int(h, "max_ns", w)
+    sm = _int(h, "sum_ns", w)
+    idx = array.array("q")
+    cnt = array.array("q")
+    total = 0
+    for b in _list(h, "buckets", w):
+        if not (isinstance(b, list) and len(b) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in b)):
+            raise Bad("field %sbuckets has an entry that is not [index, count]" % w)
+        if not (0 <= b[0] <= last) or b[1] < 0:
+            raise Bad("field %sbuckets has an index or count out of range" % w)
+        idx.append(b[0])
+        cnt.append(b[1])
+        total += b[1]
+    if total != count:
+        raise Bad("field %scount (%d) is not the sum of its buckets (%d)" % (w, count, total))
+    return ((sub_bits, max_bits), count, mn, mx, sm, idx, cnt)
+
+
+def _part(part, where, top):
+    status = _str(part, "status", where)
+    p = {
+        "part": _str(part, "part", where),
+        "status": status,
+        "error": _str(part, "error", where, required=False),
+        "node_time_s": _num(part, "node_time_s", where, lo=0),
+        "bytes": _int(part, "bytes", where),
+        "ops": _int(part, "ops", where),
+        "start_at": _num(part, "start_at", where, lo=0),
+        "release_spread_s": _num(part, "release_spread_s", where, required=False),
+        "verified": bool(part.get("verified")),
+        "late": bool(part.get("late")),
+    }
+    if not L._PART_RE.match(p["part"]):
+        raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
+    tt = part.get("thread_time_s")
+    if isinstance(tt, dict):
+        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
+        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False)
+        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False)
+    threads = _list(part, "per_thread", where)
+    try:
+        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
+    except _Slow:
+        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top, where)
+    p["threads"] = len(threads)
+    p["times"] = times.tobytes()
+    if not p["error"] and first_err:
+        p["error"] = first_err
+    p["hist"] = _hist(part, where)
+    return p
+
+
+def _threads_fast(threads, top):
+    """The per-thread figures without a function call per field; _Slow if anything is
+    unusual (the checking path _threads then names it)."""
+    try:
+        times = [th["time_s"] for th in threads]
+        rels = [th["release_at"] for th in threads]
+        index = [th["index"] for th in threads]
+        cpus = [th.get("cpu") for th in threads]
+        errs = [th.get("error") for th in threads]
+    except (TypeError, KeyError, AttributeError):
+        raise _Slow
+    if threads:
+        if not (set(map(type, times)) <= _NUM and set(map(type, rels)) <= _NUM and
+                set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
+                set(map(type, errs)) <= _OPT_STR):
+            raise _Slow
+        if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
+                min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
+                min((c for c in cpus if c is not None), default=0) < 0:
+            raise _Slow
+    ran = [i for i, r in enumerate(rels) if r > 0]
+    if len(ran) == len(rels):
+        t_ran, r_ran, i_ran, c_ran = times, rels, index, cpus
+    else:
+        t_ran = [times[i] for i in ran]
+        r_ran = [rels[i] for i in ran]
+        i_ran = [index[i] for i in ran]
+        c_ran = [cpus[i] for i in ran]
+    first_err = next(("thread %d: %s" % (index[i], e) for i, e in enumerate(errs) if e), None)
+    return (array.array("d", t_ran), min(r_ran) if r_ran else None,
+            max(r_ran) if r_ran else None, heapq.nlargest(top, zip(t_ran, i_ran, c_ran)),
+            first_err)
+
+
+def _threads(threads, top, where):
+    """The per-thread figures, every field checked (Bad names the first wrong one)."""
+    times = array.array("d")
+    rel_min = rel_max = None
+    heap = []
+    first_err = None
+    for i, th in enumerate(threads):
+        w = "%sper_thread[%d]." % (where, i)
+        t = _num(th, "time_s", w, lo=0)
+        rel = _num(th, "release_at", w, lo=0)
+        index = _int(th, "index", w)
+        cpu = _int(th, "cpu", w, required=False)
+        err = _str(th, "error", w, required=False)
+        if err and first_err is None:
+            first_err = "thread %d: %s" % (index, err)
+        if rel > 0:
+            times.append(t)
+            rel_min = rel if rel_min is None or rel < rel_min else rel_min
+            rel_max = rel if rel_max is None or rel > rel_max else rel_max
+            item = (t, index, cpu)
+            if len(heap) < top:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+    return times, rel_min, rel_max, sorted(heap, reverse=True), first_err
+
+
+def read_summary(path, rep_offset=0, top=TOP_THREADS):
+    """One summary reduced to what the report needs, or {'error': why}. Never raises."""
+    name = os.path.basename(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
+    if not data.strip():
+        return {"file": name, "error": "empty file"}
+    try:
+        s = json.loads(data)
+    except RecursionError:
+        return {"file": name, "error": "not valid JSON: nested too deeply"}
+    except ValueError as e:
+        return {"file": name, "error": "not valid JSON (truncated or damaged): %s" % e}
+    try:
+        return _summary(s, name, rep_offset, top)
+    except Bad as e:
+        return {"file": name, "error": str(e)}
+    except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
+        return {"file": name, "error": "unexpected structure (%s: %s)" % (type(e).__name__, e)}
+
+
+def _summary(s, name, rep_offset, top):
+    if not isinstance(s, dict):
+        raise Bad("not a JSON object")
+    run = s.get("run")
+    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
+        # the summary numbers its repetitions itself (stagebench run --repetition R)
+        rep_offset = 0
+    schema = s.get("schema")
+    if schema != L.NODE_SCHEMA:
+        if isinstance(schema, str) and schema.startswith("stagebench.") and \
+                not schema.startswith("stagebench.node/"):
+            return {"file": name, "ignore": "a %s file, not a node summary" % schema}
+        raise Bad("schema is %s, expected %s" % (
+            json.dumps(schema)[:60] if schema is not None else "missing", L.NODE_SCHEMA))
+    node = _str(s, "node", "")
+    if not L.node_name_ok(node):
+        raise Bad("field node '%s' is not a valid node name" % node[:70])
+    status = _str(s, "status", "")
+    fs = s.get("fs") if isinstance(s.get("fs"), dict) else {}
+    clock = s.get("clock") if isinstance(s.get("clock"), dict) else {}
+    errors = [e for e in _list(s, "errors", "", required=False) if isinstance(e, str)]
+    out = {
+        "file": name, "error": None, "node": node,
+        "host": s.get("host") if isinstance(s.get("host"), str) else None,
+        "dir": s.get("dir") if isinstance(s.get("dir"), str) else None,
+        "fs": {"type": fs.get("type"), "source": fs.get("source")},
+        "ntp": clock.get("ntp_synchronized") is True,
+        "ntp_known": isinstance(clock.get("ntp_synchronized"), bool),
+        "maxerror_us": clock.get("maxerror_us"),
+        "status": status, "exit_code": s.get("exit_code"), "errors": errors[:3],
+        "entries": [], "test_errors": [],
+    }
+    run = s.get("run") if isinstance(s.get("run"), dict) else {}
+    out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
+    for ti, t in enumerate(_list(s, "tests", "")):
+        w = "tests[%d]." % ti
+        test = _str(t, "test", w)
+        rep = _int(t, "repetition", w)
+        if rep < 1:
+            raise Bad("field %srepetition is below 1" % w)
+        rep += rep_offset
+        _num(t, "result_s", w, lo=0)
+        parts = _list(t, "parts", w)
+        terr = _str(t, "error", w, required=False)
+        if not parts:
+            out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
+        for pi, part in enumerate(parts):
+            p = _part(part, "%sparts[%d]." % (w, pi), top)
+            if p["status"] not in OK_STATUSES and not p["error"]:
+                p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
+            out["entries"].append((test, rep, p["part"], p))
+    if not out["entries"] and not out["test_errors"]:
+        if status == "ok":
+            raise Bad("no test results in an 'ok' summary")
+        # A node that failed before any test ran (say, its --dir is missing): the error
+        # belongs to the parts the invocation named.
+        why = errors[0] if errors else "no test ran (status %s)" % status
+        named = run.get("tests") if isinstance(run.get("tests"), list) else []
+        repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
+        keys = []
+        cat = catalogue.load()
+        for t in named:
+            if t == "all":
+                keys += [(x, None) for x in cat.all_tests]
+            elif t in cat.part_test:
+                keys.append((cat.part_test[t], t))
+            elif t in cat.tests:
+                keys.append((t, None))
+        first = 1 + rep_offset
+        if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
+            first = max(1, run["first_repetition"])
+        for rep in range(first, first + max(1, min(repeat, 10000))):
+            for test, part in keys:
+                out["test_errors"].append((test, rep, why, part))
+        if not keys:
+            out["test_errors"].append((None, None, why, None))
+    return out
+
+
+def _read_chunk(items):
+    return [read_summary(path, off) for path, off in items]
+
+
