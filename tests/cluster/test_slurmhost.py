@@ -32,10 +32,8 @@ import glob
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 import unittest
