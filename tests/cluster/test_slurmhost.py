@@ -12,10 +12,11 @@ What srun (Slurm 22.05.8, Debian 12) does with signals, as this test measures an
 - one SIGINT: srun prints "interrupt (one more within 1 sec to abort)" and the tasks' states;
   nothing at all reaches the tasks, which run on to their end (srun exits with their status).
 - a second SIGINT within 1 s (the launcher's two, 0.2 s apart): srun prints "sending Ctrl-C to
-  StepId=J.S", every task gets one SIGINT (si_pid: its slurmstepd), then "forcing job
-  termination": the task is killed within milliseconds (its heartbeat stops 2-7 ms after the
-  SIGINT), not KillWait later, and no SIGCONT or SIGTERM reaches its handlers first (the man
-  page's "SIGCONT, SIGTERM, and SIGKILL" is not what happens); srun exits 137. A task has
+  StepId=J.S", every task gets one SIGINT, then "forcing job termination": the task is
+  killed within milliseconds (its 5 ms heartbeat stops 2-15 ms after the SIGINT), not KillWait
+  later, and no SIGCONT or SIGTERM reaches its handlers first (strace of a task once showed
+  SIGINT, then SIGKILL 6 ms later, nothing between: the man page's "SIGCONT, SIGTERM, and
+  SIGKILL" is not what happens); srun exits 137. A task has
   milliseconds to act on the SIGINT: the launcher's double SIGINT is a SIGKILL in practice.
 - SIGTERM to srun: "forcing job termination", the tasks are killed within ~10 ms with no
   signal seen before; srun exits 137.
