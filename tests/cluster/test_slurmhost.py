@@ -12,9 +12,10 @@ What srun (Slurm 22.05.8, Debian 12) does with signals, as this test measures an
 - one SIGINT: srun prints "interrupt (one more within 1 sec to abort)" and the tasks' states;
   nothing at all reaches the tasks, which run on to their end (srun exits with their status).
 - a second SIGINT within 1 s (the launcher's two, 0.2 s apart): srun prints "sending Ctrl-C to
-  StepId=J.S", every task gets one SIGINT, then "forcing job termination": the task is
+  StepId=J.S", every task is sent one SIGINT, then "forcing job termination": the task is
   killed within milliseconds (its 5 ms heartbeat stops 2-15 ms after the SIGINT), not KillWait
-  later, and no SIGCONT or SIGTERM reaches its handlers first (strace of a task once showed
+  later, sometimes before its Python SIGINT handler has even run (seen in 1 of ~5 runs), and
+  no SIGCONT or SIGTERM reaches its handlers first (strace of a task once showed
   SIGINT, then SIGKILL 6 ms later, nothing between: the man page's "SIGCONT, SIGTERM, and
   SIGKILL" is not what happens); srun exits 137. A task has
   milliseconds to act on the SIGINT: the launcher's double SIGINT is a SIGKILL in practice.
@@ -150,7 +151,8 @@ class Slurm(unittest.TestCase):
         with open(out_path) as f:
             text = f.read()
         self.assertIn("cpus per node: 2,1 on node: 2\n", text)
-        self.assertIn("0: n1\n1: n2\n", text)
+        self.assertIn("0: n1\n", text)
+        self.assertIn("1: n2\n", text)
         self.assertRegex(text, "srun: error: .*(Requested node configuration is not available|"
                                "More processors requested than permitted)")
         self.assertIn("uniform cpus-per-task: exit 1\n", text)
@@ -196,11 +198,10 @@ class Slurm(unittest.TestCase):
                         ev.append(("SIG" + w[1][3:], float(w[2]) - t0))
                     elif w[0] == "exit":
                         ev.append(("exit 0", float(w[1]) - t0))
-            if not ev or ev[-1][0] != "exit 0":
+            ev.sort(key=lambda e: e[1])
+            if not ev or ev[-1][0] != "exit 0":  # killed: the end, whatever the heartbeat
                 with open("%s.alive.%d" % (base, t)) as f:
                     ev.append(("killed (last alive)", float(f.read()) - t0))
-        for ev in events.values():
-            ev.sort(key=lambda e: e[1])
         srun = [l for l in err.splitlines() if l.strip()]
         report = "%s: srun exit %s; srun said: %s" % (name, p.returncode, " | ".join(srun))
         for t in sorted(events):
@@ -233,11 +234,13 @@ class Slurm(unittest.TestCase):
         self.assertIn("forcing job termination", err)
         self.assertNotEqual(rc, 0)
         for t in (0, 1):
-            # the Ctrl-C reaches every task once, then it is killed: no SIGCONT, no SIGTERM
-            self.assertEqual([e[0] for e in events[t]], ["SIGINT", "killed (last alive)"],
-                             events)
-            gap = events[t][1][1] - events[t][0][1]
-            self.assertLess(gap, 5.0, "killed %.3f s after the SIGINT" % gap)
+            # each task is sent one SIGINT and killed milliseconds later, sometimes before its
+            # handler ran: no SIGCONT, no SIGTERM
+            names = [e[0] for e in events[t]]
+            self.assertIn(names, (["SIGINT", "killed (last alive)"], ["killed (last alive)"]),
+                          events)
+            self.assertLess(events[t][-1][1], 0.2 + 5.0, "killed %.3f s after the first "
+                            "SIGINT" % events[t][-1][1])
 
     def test_sigterm_kills_at_once(self):
         rc, err, events = self.signal_step("SIGTERM", lambda p, _j: p.send_signal(
@@ -251,10 +254,11 @@ class Slurm(unittest.TestCase):
         rc, err, events = self.signal_step("--quit-on-interrupt, one SIGINT",
                                            lambda p, _j: p.send_signal(signal.SIGINT),
                                            srun_args=["--quit-on-interrupt"])
+        self.assertIn("sending Ctrl-C to StepId=", err)
         self.assertNotEqual(rc, 0)
         for t in (0, 1):
-            self.assertEqual([e[0] for e in events[t]], ["SIGINT", "killed (last alive)"],
-                             events)
+            self.assertIn([e[0] for e in events[t]],
+                          (["SIGINT", "killed (last alive)"], ["killed (last alive)"]), events)
 
     def test_scancel_signal_int(self):
         def send(_p, jobid):
