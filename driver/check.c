@@ -297,6 +297,7 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 	}
 	plan.nparts = 3;
 	po.cmd = CMD_RUN;
+	po.buffer_offset = res->bufplace.offset; /* the placement reported */
 	po.set_start_at = false;
 	po.start_in = 0;
 	po.repeat = CHECK_PROBE_REPEAT;
@@ -414,11 +415,18 @@ enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 {
 	struct check_report *r = calloc(1, sizeof(*r));
 	enum outcome out = OUTCOME_OK;
+	char line[256];
 
 	if (!r)
 		return OUTCOME_FAILED;
 	check_clock(r, res);
 	check_cpus(r, topo, res);
+	run_buffer_place(o, res);
+	summary_buffer_line(&res->bufplace, line, sizeof(line));
+	check_add(r,
+		  o->buffer_offset == OPTIONS_AUTO && !res->bufplace.calibrated ? CHECK_WARN
+										: CHECK_OK,
+		  "buffer", "placement", "%s", line);
 	check_fs(r, o, dirfd, res);
 	check_replicas(r, dirfd, res);
 	bool can_write = true;

@@ -673,7 +673,7 @@ static int main_info(struct main_env *e)
 {
 	struct options *o = &e->o;
 	struct node_result *res = &e->res;
-	char why[1024], cpus[256], a[32], b[32];
+	char why[1024], cpus[256], a[32], b[32], line[256];
 	unsigned allowed[OPTIONS_MAX_CPUS];
 	enum outcome out;
 
@@ -684,6 +684,7 @@ static int main_info(struct main_env *e)
 	if (o->dir && (out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	main_clock(e);
+	run_buffer_place(o, res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
 	const struct topo_plan *tp = &res->tplan;
@@ -741,6 +742,7 @@ static int main_info(struct main_env *e)
 		} else {
 			json_null(&j);
 		}
+		summary_json_buffer(&j, &res->bufplace);
 		main_info_replicas_json(e, &j);
 		json_object_end(&j);
 		return main_finish(e, json_finish(&j) ? OUTCOME_FAILED : OUTCOME_OK);
@@ -755,6 +757,8 @@ static int main_info(struct main_env *e)
 		       tp->slots[i].core, tp->slots[i].pu,
 		       tp->slots[i].smt > 1 ? " (core has SMT siblings)" : "");
 	summary_text_clock(res, stdout);
+	summary_buffer_line(&res->bufplace, line, sizeof(line));
+	printf("I/O buffer: %s\n", line);
 	if (o->dir && res->fs_ok)
 		printf("dir: %s\n  filesystem %s, source %s, mounted on %s\n  options %s\n"
 		       "  %s free of %s, %llu inodes free\n",

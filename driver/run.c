@@ -238,6 +238,7 @@ struct run_shared {
 	struct gate gate;
 	size_t nthreads;
 	size_t buf_bytes;
+	size_t buf_offset; /* from a page boundary */
 	uint64_t seed;
 	uint64_t node_hash;
 	const struct bench_ops *ops; /* NULL: quit */
@@ -254,7 +255,8 @@ struct run_thread {
 	atomic_bool finished; /* its timed part is over (for the progress line) */
 	struct thread_result res;
 	struct topo_slot slot;
-	void *buf;
+	void *buf; /* inside mem, at buf_offset past a page boundary */
+	void *mem;
 	struct hist *hist;
 	struct bench_ctx ctx;
 	int init_rc;
@@ -266,13 +268,13 @@ static void *run_thread_main(void *arg)
 {
 	struct run_thread *t = arg;
 	struct run_shared *s = t->s;
-	long page = sysconf(_SC_PAGESIZE);
 
 	/* Pin first, so the buffer is allocated and touched on this core's memory. */
 	t->init_rc = topo_bind_self(s->topo, t->slot.pu);
 	if (t->init_rc) {
 		snprintf(t->init_op, sizeof(t->init_op), "bind");
-	} else if ((t->init_rc = -posix_memalign(&t->buf, (size_t)page, s->buf_bytes)) != 0 ||
+	} else if ((t->init_rc = bufplace_alloc(s->buf_bytes, s->buf_offset, &t->mem, &t->buf)) !=
+		       0 ||
 		   !(t->hist = malloc(sizeof(*t->hist)))) {
 		if (!t->init_rc)
 			t->init_rc = -ENOMEM;
@@ -337,7 +339,7 @@ static void *run_thread_main(void *arg)
 		if (gate_wait(&s->gate) < 0) /* results are in */
 			break;
 	}
-	free(t->buf);
+	free(t->mem);
 	free(t->hist);
 	return NULL;
 }
@@ -818,6 +820,20 @@ static enum outcome run_signal_outcome(void)
 	return run_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
 }
 
+void run_buffer_place(const struct options *o, struct node_result *res)
+{
+	int rc;
+
+	if (o->buffer_offset != OPTIONS_AUTO) {
+		memset(&res->bufplace, 0, sizeof(res->bufplace));
+		res->bufplace.offset = (size_t)o->buffer_offset;
+	} else if ((rc = bufplace_calibrate((size_t)o->xfer, &res->bufplace)) != 0) {
+		run_warning(res, "cannot calibrate the I/O buffer's placement (%s): page-aligned",
+			    strerror(-rc));
+		res->bufplace.offset = 0;
+	}
+}
+
 enum outcome run_execute(const struct options *o, const struct plan *plan, struct topo *topo,
 			 int dirfd, struct node_result *res)
 {
@@ -835,6 +851,8 @@ enum outcome run_execute(const struct options *o, const struct plan *plan, struc
 	st.s.seed = res->seed;
 	st.s.node_hash = prng_hash_str(res->node);
 	st.s.buf_bytes = (size_t)o->xfer;
+	run_buffer_place(o, res);
+	st.s.buf_offset = res->bufplace.offset;
 
 	res->tests = calloc(reps * plan->ntests, sizeof(*res->tests));
 	res->parts = calloc(reps * plan->nparts, sizeof(*res->parts));

@@ -12,6 +12,7 @@
 
 #include "driver/outcome.h"
 #include "driver/plan.h"
+#include "platform/bufplace.h"
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
 #include "platform/topo.h"
@@ -84,6 +85,7 @@ struct node_result {
 	struct clock_ntp ntp;
 	bool ntp_ok;
 	struct topo_plan tplan;
+	struct bufplace bufplace; /* where every thread's I/O buffer sits */
 	struct test_result *tests;
 	size_t ntests;
 	struct part_result *parts;
@@ -110,6 +112,12 @@ void run_install_signals(void);
  */
 enum outcome run_execute(const struct options *o, const struct plan *plan, struct topo *topo,
 			 int dirfd, struct node_result *res);
+
+/*
+ * Place the I/O buffer: at --buffer-offset, or where bufplace_calibrate() finds the copy from
+ * the page cache fastest (page-aligned, with a warning, when it cannot calibrate).
+ */
+void run_buffer_place(const struct options *o, struct node_result *res);
 
 /* Record an error line in res (and log it). */
 void run_error(struct node_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

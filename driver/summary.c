@@ -82,6 +82,46 @@ void summary_text_clock(const struct node_result *res, FILE *f)
 		res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown");
 }
 
+void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%zu bytes past a page boundary (%s", bp->offset,
+			 bp->calibrated ? "calibrated; GiB/s copied from a memory file at"
+					: "--buffer-offset");
+
+	for (size_t i = 0; bp->calibrated && i < BUFPLACE_NCAND && n > 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, "%s %zu: %.1f", i ? "," : "",
+			      bufplace_candidates[i], bp->rate_Bps[i] / (1024.0 * 1024.0 * 1024.0));
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ")");
+}
+
+void summary_json_buffer(struct json *j, const struct bufplace *bp)
+{
+	json_key(j, "buffer");
+	json_object_begin(j);
+	json_kv_uint(j, "offset", bp->offset);
+	json_kv_string(j, "chosen_by", bp->calibrated ? "calibration" : "option");
+	json_key(j, "calibration");
+	if (bp->calibrated) {
+		json_object_begin(j);
+		json_kv_uint(j, "bytes", bp->bytes);
+		json_kv_double(j, "seconds", bp->calib_s);
+		json_key(j, "candidates");
+		json_array_begin(j);
+		for (size_t i = 0; i < BUFPLACE_NCAND; i++) {
+			json_object_begin(j);
+			json_kv_uint(j, "offset", bufplace_candidates[i]);
+			json_kv_double(j, "copy_Bps", bp->rate_Bps[i]);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+	json_object_end(j);
+}
+
 /* A thread's time relative to the part's median thread time: +0.31 is 31% slower. */
 static double summary_deviation(const struct part_result *pr, const struct thread_result *r)
 {
@@ -364,6 +404,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 		json_object_end(&j);
 	}
 	json_array_end(&j);
+	summary_json_buffer(&j, &res->bufplace);
 	json_key(&j, "tests");
 	json_array_begin(&j);
 	for (size_t i = 0; i < res->ntests; i++) {

@@ -10,6 +10,7 @@
 
 #include "driver/options.h"
 #include "driver/run.h"
+#include "util/json.h"
 
 #define SUMMARY_SCHEMA "stagebench.node/1"
 /* A thread whose time is more than this fraction off the part's median is marked. */
@@ -23,6 +24,10 @@ void summary_csv(const struct node_result *res, FILE *f);
 void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
 /* The one line on the clock and its NTP state. */
 void summary_text_clock(const struct node_result *res, FILE *f);
+/* One line on the placement of the I/O buffer and how it was chosen. */
+void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len);
+/* The "buffer" object of the node summary and of info. */
+void summary_json_buffer(struct json *j, const struct bufplace *bp);
 
 /*
  * Write the JSON summary to path atomically: a temporary file in the same directory,
