@@ -26,9 +26,9 @@ const size_t bufplace_candidates[BUFPLACE_NCAND] = {0, 8, 16, 64, 2048, 4088};
  * candidates interleave finely, so that a burst of load elsewhere hits them all alike, and
  * every copy reads data that no other candidate has just brought into the cache.
  */
-#define BUFPLACE_FILE	(64u << 20)
+#define BUFPLACE_FILE	(32u << 20)
 #define BUFPLACE_CHUNK	(1u << 20)
-#define BUFPLACE_ROUNDS 8
+#define BUFPLACE_ROUNDS 6
 #define BUFPLACE_MAXT	((BUFPLACE_FILE / 4096u) * BUFPLACE_ROUNDS / BUFPLACE_NCAND + 1)
 
 size_t bufplace_pick(const double *ns, size_t n)
