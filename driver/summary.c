@@ -112,6 +112,7 @@ void summary_json_buffer(struct json *j, const struct bufplace *bp)
 			json_object_begin(j);
 			json_kv_uint(j, "offset", bufplace_candidates[i]);
 			json_kv_double(j, "copy_Bps", bp->rate_Bps[i]);
+			json_kv_double(j, "wins", bp->wins[i]);
 			json_object_end(j);
 		}
 		json_array_end(j);

@@ -31,16 +31,21 @@ const size_t bufplace_candidates[BUFPLACE_NCAND] = {0, 8, 16, 64, 2048, 4088};
 #define BUFPLACE_ROUNDS 6
 #define BUFPLACE_MAXT	((BUFPLACE_FILE / 4096u) * BUFPLACE_ROUNDS / BUFPLACE_NCAND + 1)
 
-size_t bufplace_pick(const double *ns, size_t n)
+size_t bufplace_pick(const double *ns, const double *wins, size_t n)
 {
 	size_t best = 0;
 
 	for (size_t i = 1; i < n; i++) {
-		if (ns[i] > 0 && (ns[best] <= 0 || ns[i] < ns[best]))
+		if (ns[i] <= 0)
+			continue;
+		if (ns[0] <= 0) {
+			if (best == 0 || ns[i] < ns[best])
+				best = i;
+		} else if (ns[i] * (1.0 + BUFPLACE_MARGIN) < ns[0] && wins[i] >= BUFPLACE_WINS &&
+			   (best == 0 || ns[i] < ns[best])) {
 			best = i;
+		}
 	}
-	if (ns[0] > 0 && ns[0] <= ns[best] * (1.0 + BUFPLACE_MARGIN))
-		return 0;
 	return best;
 }
 
@@ -81,11 +86,14 @@ static int bufplace_cmp(const void *a, const void *b)
 
 /*
  * The rounds: the time of every chunk copied into candidate i goes to t[i]; then ns[i] is
- * the median chunk time scaled to the whole file. 0 or -errno.
+ * the median chunk time scaled to the whole file. Every BUFPLACE_NCAND consecutive chunks of
+ * a round are one copy into each candidate: a pair of each with page-aligned's, counted in
+ * wins[i] when it was the faster. 0 or -errno.
  */
-static int bufplace_rounds(int fd, char *base, size_t chunk, double *t, double *ns)
+static int bufplace_rounds(int fd, char *base, size_t chunk, double *t, double *ns, double *wins)
 {
-	size_t nchunks = BUFPLACE_FILE / chunk, count[BUFPLACE_NCAND] = {0};
+	size_t nchunks = BUFPLACE_FILE / chunk, count[BUFPLACE_NCAND] = {0}, blocks = 0;
+	double blk[BUFPLACE_NCAND] = {0};
 
 	for (size_t r = 0; r < BUFPLACE_ROUNDS; r++) {
 		for (size_t j = 0; j < nchunks; j++) {
@@ -101,8 +109,16 @@ static int bufplace_rounds(int fd, char *base, size_t chunk, double *t, double *
 				return -EIO;
 			if (count[i] < BUFPLACE_MAXT)
 				t[i * BUFPLACE_MAXT + count[i]++] = (double)(t1 - t0);
+			blk[i] = (double)(t1 - t0);
+			if (j % BUFPLACE_NCAND == BUFPLACE_NCAND - 1) {
+				for (size_t k = 1; k < BUFPLACE_NCAND; k++)
+					wins[k] += blk[k] < blk[0];
+				blocks++;
+			}
 		}
 	}
+	for (size_t k = 1; k < BUFPLACE_NCAND; k++)
+		wins[k] = blocks ? wins[k] / (double)blocks : 0;
 	for (size_t i = 0; i < BUFPLACE_NCAND; i++) {
 		double *ti = t + i * BUFPLACE_MAXT;
 
@@ -117,7 +133,7 @@ static int bufplace_rounds(int fd, char *base, size_t chunk, double *t, double *
 int bufplace_calibrate(size_t xfer, struct bufplace *out)
 {
 	size_t chunk = xfer < BUFPLACE_CHUNK ? xfer : BUFPLACE_CHUNK;
-	double ns[BUFPLACE_NCAND] = {0}, *t = NULL;
+	double ns[BUFPLACE_NCAND] = {0}, wins[BUFPLACE_NCAND] = {0}, *t = NULL;
 	uint64_t t0 = clock_mono_ns();
 	void *base = NULL, *buf = NULL;
 	int fd = -1, rc;
@@ -139,13 +155,15 @@ int bufplace_calibrate(size_t xfer, struct bufplace *out)
 	}
 	if ((rc = bufplace_fill(fd, base, chunk)) != 0)
 		goto out;
-	if ((rc = bufplace_rounds(fd, base, chunk, t, ns)) != 0)
+	if ((rc = bufplace_rounds(fd, base, chunk, t, ns, wins)) != 0)
 		goto out;
-	out->offset = bufplace_candidates[bufplace_pick(ns, BUFPLACE_NCAND)];
+	out->offset = bufplace_candidates[bufplace_pick(ns, wins, BUFPLACE_NCAND)];
 	out->calibrated = true;
 	out->bytes = BUFPLACE_FILE;
-	for (size_t i = 0; i < BUFPLACE_NCAND; i++)
+	for (size_t i = 0; i < BUFPLACE_NCAND; i++) {
 		out->rate_Bps[i] = ns[i] > 0 ? (double)BUFPLACE_FILE / (ns[i] / 1e9) : 0;
+		out->wins[i] = wins[i];
+	}
 out:
 	out->calib_s = (double)(clock_mono_ns() - t0) / 1e9;
 	if (fd >= 0)

@@ -17,31 +17,37 @@
 extern const size_t bufplace_candidates[BUFPLACE_NCAND];
 
 /*
- * A candidate wins only when it is faster than page-aligned by more than this fraction;
- * closer than that, the difference is noise and the buffer stays page-aligned.
+ * A candidate replaces page-aligned only when its median copy is faster by more than
+ * BUFPLACE_MARGIN and it was the faster of the two in at least BUFPLACE_WINS of the paired
+ * copies: on a busy node the medians wander by a few percent, and the placement would change
+ * from run to run with them. The effect it is after is 7-12% and holds in every pair.
  */
-#define BUFPLACE_MARGIN 0.01
+#define BUFPLACE_MARGIN 0.03
+#define BUFPLACE_WINS	0.75
 
 struct bufplace {
 	size_t offset;			 /* bytes past a page boundary */
 	bool calibrated;		 /* false: given by the user, no calibration */
-	double rate_Bps[BUFPLACE_NCAND]; /* best copy rate of each candidate, when calibrated */
-	uint64_t bytes;			 /* copied per candidate and round */
+	double rate_Bps[BUFPLACE_NCAND]; /* median copy rate of each candidate, when calibrated */
+	double wins[BUFPLACE_NCAND];	 /* fraction of pairs in which it beat page-aligned */
+	uint64_t bytes;			 /* size of the memory file, read once a round */
 	double calib_s;			 /* the whole calibration, wall time */
 };
 
 /*
- * The index of the placement to use, given the best copy time seen at each of n candidate
- * placements (ns[0] is page-aligned; a time <= 0 means not measured): the fastest, unless
- * page-aligned is within BUFPLACE_MARGIN of it. Pure; n >= 1.
+ * The index of the placement to use, given for each of n candidate placements its median
+ * copy time ns[i] (ns[0] is page-aligned; <= 0: not measured) and the fraction wins[i] of
+ * paired copies in which it was faster than page-aligned: the fastest of the candidates that
+ * beat page-aligned by BUFPLACE_MARGIN in at least BUFPLACE_WINS of the pairs; page-aligned
+ * when none does (or the fastest measured when page-aligned was not). Pure; n >= 1.
  */
-size_t bufplace_pick(const double *ns, size_t n);
+size_t bufplace_pick(const double *ns, const double *wins, size_t n);
 
 /*
  * Calibrate for reads of xfer bytes: copy a memory-backed file (memfd_create, never a file of
- * the run) into each candidate placement of one buffer, alternating candidates over several
- * rounds and keeping each one's fastest round, then pick with bufplace_pick(). Takes about a
- * quarter of a second. Fills out; 0, or -errno (-ENOMEM, or memfd_create's or pread's error).
+ * the run) into each candidate placement of one buffer, the candidates taking turns chunk by
+ * chunk, then pick with bufplace_pick(). Takes about a tenth of a second (more on a busy
+ * node). Fills out; 0, or -errno (-ENOMEM, or memfd_create's or pread's error).
  */
 int bufplace_calibrate(size_t xfer, struct bufplace *out);
 

@@ -12,33 +12,52 @@
 
 struct pick_case {
 	const char *what;
-	double ns[BUFPLACE_NCAND];
-	size_t want; /* index */
+	double ns[BUFPLACE_NCAND];   /* median copy times */
+	double wins[BUFPLACE_NCAND]; /* fractions of pairs won against page-aligned */
+	size_t want;		     /* index */
 };
 
+#define ALL                                                                                        \
+	{                                                                                          \
+		0, 1, 1, 1, 1, 1                                                                   \
+	}
+#define HALF                                                                                       \
+	{                                                                                          \
+		0, .5, .5, .5, .5, .5                                                              \
+	}
+
 static const struct pick_case pick_cases[] = {
-    {"all equal: page-aligned", {100, 100, 100, 100, 100, 100}, 0},
-    {"page-aligned fastest", {90, 100, 100, 95, 99, 100}, 0},
-    {"line-aligned slower (this CPU): +16 wins", {110, 101, 100, 110, 111, 102}, 2},
-    {"the last candidate fastest", {110, 101, 100, 110, 111, 95}, 5},
-    {"within the margin: page-aligned kept", {100.5, 101, 100, 100, 100, 101}, 0},
-    {"just past the margin: the faster one", {102, 101, 100, 103, 103, 103}, 2},
-    {"equal fastest: the first of them", {110, 100, 100, 110, 110, 110}, 1},
-    {"unmeasured candidates skipped", {100, 0, -1, 0, 90, 0}, 4},
-    {"page-aligned unmeasured: the fastest measured", {0, 120, 110, 130, 0, 0}, 2},
+    {"all equal: page-aligned", {100, 100, 100, 100, 100, 100}, HALF, 0},
+    {"page-aligned fastest", {90, 100, 100, 95, 99, 100}, {0, 0, 0, 0.1, 0, 0}, 0},
+    {"line-aligned slower (this CPU): +16 wins", {110, 101, 100, 110, 111, 102}, ALL, 2},
+    {"the last candidate fastest", {110, 101, 100, 110, 111, 95}, ALL, 5},
+    {"8% faster but in only 60% of the pairs: noise",
+     {108, 101, 100, 108, 108, 102},
+     {0, .6, .6, .5, .5, .6},
+     0},
+    {"75% of the pairs is enough", {108, 120, 100, 108, 108, 120}, {0, 0, .75, 0, 0, 0}, 2},
+    {"within the margin: page-aligned kept", {102.9, 101, 100, 103, 103, 101}, ALL, 0},
+    {"just past the margin: the faster one", {103.5, 101, 100, 104, 104, 104}, ALL, 2},
+    {"the fastest clear winner, not the fastest",
+     {110, 120, 100, 120, 120, 99},
+     {0, 0, 1, 0, 0, .7},
+     2},
+    {"equal fastest: the first of them", {110, 100, 100, 110, 110, 110}, ALL, 1},
+    {"unmeasured candidates skipped", {100, 0, -1, 0, 90, 0}, ALL, 4},
+    {"page-aligned unmeasured: the fastest measured", {0, 120, 110, 130, 0, 0}, HALF, 2},
 };
 
 static void test_pick(void)
 {
 	for (size_t i = 0; i < sizeof(pick_cases) / sizeof(pick_cases[0]); i++) {
 		const struct pick_case *c = &pick_cases[i];
-		size_t got = bufplace_pick(c->ns, BUFPLACE_NCAND);
+		size_t got = bufplace_pick(c->ns, c->wins, BUFPLACE_NCAND);
 
 		CHECK_MSG(got == c->want, "%s: picked %zu, want %zu", c->what, got, c->want);
 	}
 	/* One candidate only: it. */
-	double one = 5;
-	CHECK_U64(bufplace_pick(&one, 1), 0);
+	double one = 5, win = 0;
+	CHECK_U64(bufplace_pick(&one, &win, 1), 0);
 }
 
 static void test_candidates(void)
@@ -82,6 +101,7 @@ static void test_calibrate(void)
 		CHECK(bp.calib_s > 0 && bp.calib_s < 30);
 		for (size_t i = 0; i < BUFPLACE_NCAND; i++) {
 			CHECK(bp.rate_Bps[i] > 0);
+			CHECK(bp.wins[i] >= 0 && bp.wins[i] <= 1);
 			known = known || bp.offset == bufplace_candidates[i];
 		}
 		CHECK_MSG(known, "offset %zu is no candidate", bp.offset);
