@@ -423,9 +423,7 @@ enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 	check_cpus(r, topo, res);
 	run_buffer_place(o, res);
 	summary_buffer_line(&res->bufplace, line, sizeof(line));
-	check_add(r,
-		  o->buffer_offset == OPTIONS_AUTO && !res->bufplace.calibrated ? CHECK_WARN
-										: CHECK_OK,
+	check_add(r, res->bufplace.calibrated || res->bufplace.fixed ? CHECK_OK : CHECK_WARN,
 		  "buffer", "placement", "%s", line);
 	check_fs(r, o, dirfd, res);
 	check_replicas(r, dirfd, res);

@@ -827,6 +827,7 @@ void run_buffer_place(const struct options *o, struct node_result *res)
 	if (o->buffer_offset != OPTIONS_AUTO) {
 		memset(&res->bufplace, 0, sizeof(res->bufplace));
 		res->bufplace.offset = (size_t)o->buffer_offset;
+		res->bufplace.fixed = true;
 	} else if ((rc = bufplace_calibrate((size_t)o->xfer, &res->bufplace)) != 0) {
 		run_warning(res, "cannot calibrate the I/O buffer's placement (%s): page-aligned",
 			    strerror(-rc));

@@ -86,7 +86,8 @@ void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%zu bytes past a page boundary (%s", bp->offset,
 			 bp->calibrated ? "calibrated; GiB/s copied from a memory file at"
-					: "--buffer-offset");
+			 : bp->fixed	? "--buffer-offset"
+					: "the calibration failed: page-aligned");
 
 	for (size_t i = 0; bp->calibrated && i < BUFPLACE_NCAND && n > 0 && (size_t)n < len; i++)
 		n += snprintf(buf + n, len - (size_t)n, "%s %zu: %.1f", i ? "," : "",
@@ -100,7 +101,10 @@ void summary_json_buffer(struct json *j, const struct bufplace *bp)
 	json_key(j, "buffer");
 	json_object_begin(j);
 	json_kv_uint(j, "offset", bp->offset);
-	json_kv_string(j, "chosen_by", bp->calibrated ? "calibration" : "option");
+	json_kv_string(j, "chosen_by",
+		       bp->calibrated ? "calibration"
+		       : bp->fixed    ? "option"
+				      : "fallback");
 	json_key(j, "calibration");
 	if (bp->calibrated) {
 		json_object_begin(j);

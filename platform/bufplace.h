@@ -27,7 +27,8 @@ extern const size_t bufplace_candidates[BUFPLACE_NCAND];
 
 struct bufplace {
 	size_t offset;			 /* bytes past a page boundary */
-	bool calibrated;		 /* false: given by the user, no calibration */
+	bool calibrated;		 /* chosen by bufplace_calibrate() */
+	bool fixed;			 /* given by the user (set by the caller) */
 	double rate_Bps[BUFPLACE_NCAND]; /* median copy rate of each candidate, when calibrated */
 	double wins[BUFPLACE_NCAND];	 /* fraction of pairs in which it beat page-aligned */
 	uint64_t bytes;			 /* size of the memory file, read once a round */

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """stagebench side by side with fio and bare C loops, in one run, on the same hot files.
 
-Not a test: it prints figures, ratios and the targets of issues 2, 3 and 14, and exits 0 once it
-has measured (2 when it cannot run at all). CI does not run it. About 10 minutes (15 when the machine is busy):
+Not a test: it prints figures, ratios and the targets of issues 2, 3 and 14, and exits 0 once
+it has measured (2 when it cannot run at all). CI does not run it. About 10 minutes (15 when
+the machine is busy):
 
     python3 tests/perf/run_perf.py [--stagebench BUILD/stagebench] [--base /tmp] [--reps 9]
 
