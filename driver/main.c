@@ -293,9 +293,11 @@ static int main_run(struct main_env *e)
 			return main_run_fail(
 			    e, OUTCOME_PRECONDITION,
 			    "the clock is not NTP-synchronized and --require-ntp was given");
-		log_warn("the clock is not NTP-synchronized (maxerror %ld us): start instants "
-			 "across nodes may disagree",
-			 e->res.ntp.maxerror_us);
+		/* In the summary's warnings too, not only on stderr: the collector reads them. */
+		note_warning(&e->res,
+			     "clock not NTP-synchronized (maxerror %ld us): start instants across "
+			     "nodes may disagree",
+			     e->res.ntp.maxerror_us);
 	}
 	e->res.seed = r->seed;
 	if (o->dry_run) {

@@ -24,6 +24,18 @@ double summary_rate(uint64_t n, double seconds)
 	return seconds > 0 ? (double)n / seconds : 0.0;
 }
 
+bool summary_timed_passes(const struct part_result *pr)
+{
+	unsigned caps = pr->pp->ops ? pr->pp->ops->caps : 0;
+
+	return (caps & BENCH_READS_REPLICA) && !(caps & BENCH_MAPS_REPLICA) && pr->pp->p.passes;
+}
+
+bool summary_counts_pages(const struct part_result *pr)
+{
+	return pr->pp->ops && (pr->pp->ops->caps & BENCH_MAPS_REPLICA);
+}
+
 static const char *summary_time(double s, char *buf, size_t len)
 {
 	if (s <= 0)
