@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver/check.h"
+#include "driver/clockcmd.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
@@ -404,6 +405,18 @@ static int main_check(struct main_env *e)
 	return main_finish(e, out);
 }
 
+/* `clock`: this node's clock answered on stdout for each token on stdin. */
+static int main_clock_serve(struct main_env *e)
+{
+	char why[1024];
+	enum outcome out;
+
+	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	main_clock(e);
+	return main_finish(e, clockcmd_serve(&e->res, STDIN_FILENO, STDOUT_FILENO));
+}
+
 int main(int argc, char **argv)
 {
 	static struct main_env e;
@@ -438,6 +451,8 @@ int main(int argc, char **argv)
 		return main_info(&e);
 	case CMD_CHECK:
 		return main_check(&e);
+	case CMD_CLOCK:
+		return main_clock_serve(&e);
 	default:
 		return main_usage("no command given");
 	}
