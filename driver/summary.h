@@ -31,6 +31,8 @@ void summary_json_overrides(struct json *j, const struct options *o);
 /* Whether a part times passes over its replica with read (1a), or touches its pages (1b). */
 bool summary_timed_passes(const struct part_result *pr);
 bool summary_counts_pages(const struct part_result *pr);
+/* What one of a part's operations is, for the units of ops/s: "pass", "chunk", "file". */
+const char *summary_op_name(const struct part_result *pr);
 /* n per second over seconds (0 when seconds is not positive). */
 double summary_rate(uint64_t n, double seconds);
 /* A thread's time relative to the part's median thread time: +0.31 is 31% slower. */
