@@ -8,6 +8,7 @@
 - a residency that cannot be measured (mmap fails with ENODEV, as on a FUSE direct_io file)
   is null with its reason, never 0, and "unknown" in the text table.
 """
+import json
 import os
 import signal
 import time
@@ -116,6 +117,16 @@ class ResidencyUnknown(ft.FaultCase):
                  "--format", "csv"], env=env)
         head, row = p.stdout.splitlines()
         self.assertEqual(dict(zip(head.split(","), row.split(",")))["cache_residency"], "")
+        # info and check list the replica with its residency unknown, not -100% or 0%
+        p = run(["info", "--dir", stage], env=env)
+        line = [l for l in p.stdout.splitlines() if "stagebench.2.8MiB" in l][0]
+        self.assertTrue(line.endswith(", page cache unknown"), line)
+        p = run(["check", "--dir", stage, "--scale", "tiny"], env=env, timeout=300)
+        line = [l for l in p.stdout.splitlines() if "replicas stagebench.2.8MiB" in l][0]
+        self.assertTrue(line.endswith(", this node's page cache unknown"), line)
+        p = run(["info", "--dir", stage, "--format", "json"], env=env)
+        f = [f for f in json.loads(p.stdout)["files"] if f["name"] == "stagebench.2.8MiB"][0]
+        self.assertIsNone(f["cache_residency"])
 
 
 if __name__ == "__main__":
