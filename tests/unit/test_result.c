@@ -135,6 +135,14 @@ static void test_result_errors(void)
 	result_free(&res);
 }
 
+static void test_result_free_part(struct part_result *pr)
+{
+	for (size_t k = 0; k < pr->nwarnings; k++)
+		free(pr->warnings[k]);
+	free(pr->threads);
+	free(pr->hist);
+}
+
 /* A wall clock step of +0.5 s during the part: recorded and warned, durations unchanged. */
 static void test_result_clock_step(void)
 {
@@ -153,8 +161,9 @@ static void test_result_clock_step(void)
 	if (res.nwarnings)
 		CHECK(strstr(res.warnings[0], "2a: the wall clock stepped by +0.500 s during the "
 					      "part") != NULL);
-	free(pr.threads);
-	free(pr.hist);
+	/* The part keeps its own copy of its warnings. */
+	CHECK(pr.nwarnings == 1 && strcmp(pr.warnings[0], res.warnings[0]) == 0);
+	test_result_free_part(&pr);
 	result_free(&res);
 }
 
@@ -166,14 +175,6 @@ static void test_result_instants(struct result_thread *t, unsigned i, double wal
 	t[i].res.release_at_ns = (int64_t)((T0 + rel + wall_s) * 1e9);
 	t[i].res.release_mono_ns = MONO0 + (uint64_t)((rel + 0.001 + mono_s) * 1e9);
 	t[i].res.first_io_at_ns = t[i].res.release_at_ns + 1000 * (i + 1);
-}
-
-static void test_result_free_part(struct part_result *pr)
-{
-	for (size_t k = 0; k < pr->nwarnings; k++)
-		free(pr->warnings[k]);
-	free(pr->threads);
-	free(pr->hist);
 }
 
 /*
