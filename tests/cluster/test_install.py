@@ -118,6 +118,12 @@ class Install(ct.TempDirCase):
                 text = f.read()
             self.assertRegex(text, r'\.TH %s "1"' % re.escape(c.upper()))
             self.assertIn("\\-\\-version", text)
+            self.assertIn(".SH \"SEE ALSO\"", text)
+            if c == "stagebench":
+                # every command's own --help, in a section of its own
+                for cmd in ("run", "prepare", "clean", "list", "info", "check"):
+                    self.assertIn('.SS "stagebench %s"\n.nf\nusage: stagebench %s ' % (cmd, cmd),
+                                  text)
         # the examples name the installed commands, and the crontab line has no bare % (cron
         # would cut the command there)
         docdir = os.path.join(prefix, "share/doc/stagebench")
