@@ -24,6 +24,27 @@ def _build_tree():
     return build
 
 
+def _keep_manifest(case, build):
+    """Put the build's install_manifest.txt (what `make uninstall` removes) back as it was
+    when the test ends: its installs into a temporary prefix must not replace the record of
+    a real one."""
+    path = os.path.join(build, "install_manifest.txt")
+    try:
+        with open(path, "rb") as f:
+            saved = f.read()
+    except FileNotFoundError:
+        saved = None
+
+    def restore():
+        if saved is None:
+            if os.path.exists(path):
+                os.unlink(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(saved)
+    case.addCleanup(restore)
+
+
 def _files_under(top):
     return sorted(os.path.relpath(os.path.join(d, f), top)
                   for d, _s, fs in os.walk(top) for f in fs)
@@ -51,6 +72,7 @@ class Install(ct.TempDirCase):
         build = _build_tree()
         if not build:
             self.skipTest("the binary is not in a CMake build tree")
+        _keep_manifest(self, build)
         prefix = self.path("prefix")
         p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -92,6 +114,7 @@ class Install(ct.TempDirCase):
         man = os.path.join(build, "man", "stagebench.1")
         if not os.path.exists(man):
             self.skipTest("configured with -DSTAGEBENCH_MAN=OFF: no man pages")
+        _keep_manifest(self, build)
         prefix = self.path("prefix")
         p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
