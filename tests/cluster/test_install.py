@@ -157,6 +157,17 @@ class Install(ct.TempDirCase):
         self.assertRegex(lines[0], r"^15 2 \* \* \* /\S+/bin/stagebench-cron --results ")
         with open(os.path.join(docdir, "stagebench-validate.service")) as f:
             self.assertRegex(f.read(), r"\nExecStart=/\S+/bin/stagebench-cron ")
+        # the Slurm batch script: bash syntax, every #SBATCH line before the first command
+        sbatch = os.path.join(docdir, "stagebench.sbatch")
+        p = subprocess.run(["bash", "-n", sbatch], stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(sbatch) as f:
+            lines = f.read().splitlines()
+        first_command = min(i for i, ln in enumerate(lines) if ln and not ln.startswith("#"))
+        self.assertTrue(all(i < first_command for i, ln in enumerate(lines)
+                            if ln.startswith("#SBATCH")))
+        self.assertRegex(lines[first_command], r"^/\S+/bin/stagebench-cluster --launcher srun ")
         with open(os.path.join(docdir, "LICENSE")) as f:
             self.assertTrue(f.read().startswith("MIT License"))
         # `make uninstall` (the uninstall target) after a command ran and left bytecode
