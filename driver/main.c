@@ -17,6 +17,7 @@
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
+#include "driver/output.h"
 #include "driver/note.h"
 #include "driver/plan.h"
 #include "driver/prepare.h"
@@ -402,7 +403,7 @@ static int main_check(struct main_env *e)
 	return main_finish(e, out);
 }
 
-int main(int argc, char **argv)
+static int main_command(int argc, char **argv)
 {
 	static struct main_env e;
 	char why[1024];
@@ -439,4 +440,10 @@ int main(int argc, char **argv)
 	default:
 		return main_usage("no command given");
 	}
+}
+
+int main(int argc, char **argv)
+{
+	output_stdout_open();
+	return output_stdout_close(main_command(argc, argv));
 }

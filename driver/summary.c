@@ -236,38 +236,58 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 	return 0;
 }
 
+/* All of len bytes of buf to fd: 0 or -errno (the real cause, ENOSPC from a full disk). */
+static int summary_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
 		       bool force)
 {
 	char tmp[4200];
-	int fd, rc = 0;
-	FILE *f = NULL;
+	char *doc = NULL;
+	size_t len = 0;
+	int fd = -1, rc = 0;
+	/* The document in memory first: a write error is then the file's, with its errno. */
+	FILE *m = open_memstream(&doc, &len);
 
+	if (!m)
+		return -errno;
+	rc = summary_json(res, o, m, true);
+	if (fclose(m) != 0 && !rc)
+		rc = -errno;
+	if (rc)
+		goto out;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
+	if (fd < 0) {
 		rc = -errno;
-		close(fd);
 		goto out;
 	}
-	rc = summary_json(res, o, f, true);
-	if (!rc && fflush(f) != 0)
+	rc = summary_write_all(fd, doc, len);
+	if (!rc && fsync(fd) != 0)
 		rc = -errno;
-	if (!rc && fsync(fileno(f)) != 0)
+	if (close(fd) != 0 && !rc)
 		rc = -errno;
-	if (fclose(f) != 0 && !rc)
-		rc = -errno;
-	if (rc)
-		goto out;
-	if (force)
+	if (!rc && force)
 		rc = rename(tmp, path) ? -errno : 0;
-	else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0)
+	else if (!rc && renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0)
 		rc = -errno;
-out:
 	if (rc)
 		unlink(tmp);
+out:
+	free(doc);
 	return rc;
 }
