@@ -171,7 +171,9 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 			  (unsigned long long)res->fs.inodes_free, (unsigned long long)inodes);
 
 	/* Writable, for real: create, write, flush and remove one file. */
-	snprintf(name, sizeof(name), "stagebench.check-write.%ld", (long)getpid());
+	char token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
+	snprintf(name, sizeof(name), "stagebench.check-write.%ld.%s", (long)getpid(), token);
 	int fd = fs_create(dirfd, name, O_WRONLY);
 	if (fd < 0) {
 		check_add(r, CHECK_FAIL, "fs", "writable", "cannot create a file in %s: %s",
@@ -312,7 +314,9 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 	struct plan plan;
 	char replica[64], why[256];
 
-	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld", (long)getpid());
+	char token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
+	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld.%s", (long)getpid(), token);
 	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
 			    (enum scale)o->scale, replica, &plan, why, sizeof(why)) != 0) {
 		check_add(r, CHECK_FAIL, "probe", "plan", "the probe cannot be planned: %s", why);

@@ -282,8 +282,11 @@ static int main_run(struct main_env *e)
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
-		return main_fail(
-		    e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
+		return main_fail(e,
+				 faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+				     ? OUTCOME_USAGE
+				     : OUTCOME_PRECONDITION,
+				 why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)

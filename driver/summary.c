@@ -15,6 +15,7 @@
 
 #include "driver/note.h"
 #include "driver/summary.h"
+#include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "util/json.h"
 #include "util/size.h"
@@ -188,6 +189,42 @@ void summary_csv(const struct node_result *res, FILE *f)
 	}
 }
 
+/* What a directory entry that is not a regular file is, for a message. */
+static const char *summary_file_kind(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return "symbolic link";
+	if (S_ISFIFO(mode))
+		return "FIFO";
+	if (S_ISCHR(mode))
+		return "character device";
+	if (S_ISBLK(mode))
+		return "block device";
+	if (S_ISSOCK(mode))
+		return "socket";
+	return "directory";
+}
+
+/*
+ * A new temporary file beside path, "PATH.tmp.PID.TOKEN" with a random token, created
+ * exclusively and never through a link: a name planted in advance is never in the way.
+ * The fd, or -errno; its name in tmp.
+ */
+static int summary_temp_create(const char *path, char *tmp, size_t len)
+{
+	char token[FS_TOKEN_LEN + 1];
+	int fd = -EEXIST;
+
+	for (int tries = 0; tries < 8 && fd == -EEXIST; tries++) {
+		fs_token(token, sizeof(token));
+		snprintf(tmp, len, "%s.tmp.%ld.%s", path, (long)getpid(), token);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			fd = -errno;
+	}
+	return fd;
+}
+
 int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 {
 	char copy[4096], tmp[4200];
@@ -199,6 +236,13 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 			snprintf(why, whylen, "--out '%s' is a directory: expected a file name",
 				 path);
 			return -EISDIR;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(why, whylen,
+				 "--out '%s' is a %s: not replacing it (only a regular file is "
+				 "ever replaced, with --force)",
+				 path, summary_file_kind(st.st_mode));
+			return -EEXIST;
 		}
 		if (!force) {
 			snprintf(why, whylen, "--out '%s' exists: not replacing it (use --force)",
@@ -223,10 +267,9 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 	 * access() says yes to root on a read-only export or with root squashed: create the
 	 * temporary file summary_write_file will use, and remove it, to know for sure now.
 	 */
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = summary_temp_create(path, tmp, sizeof(tmp));
 	if (fd < 0) {
-		e = errno;
+		e = -fd;
 		snprintf(why, whylen, "--out '%s': cannot create a file in directory '%s': %s",
 			 path, dir, strerror(e));
 		return -e;
@@ -259,6 +302,7 @@ int summary_write_file(const struct node_result *res, const struct options *o, c
 	char tmp[4200];
 	char *doc = NULL;
 	size_t len = 0;
+	struct stat st;
 	int fd = -1, rc = 0;
 	/* The document in memory first: a write error is then the file's, with its errno. */
 	FILE *m = open_memstream(&doc, &len);
@@ -270,10 +314,9 @@ int summary_write_file(const struct node_result *res, const struct options *o, c
 		rc = -errno;
 	if (rc)
 		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = summary_temp_create(path, tmp, sizeof(tmp));
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		goto out;
 	}
 	rc = summary_write_all(fd, doc, len);
@@ -281,6 +324,9 @@ int summary_write_file(const struct node_result *res, const struct options *o, c
 		rc = -errno;
 	if (close(fd) != 0 && !rc)
 		rc = -errno;
+	/* Only a regular file is replaced: what was checked before the run may have changed. */
+	if (!rc && force && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		rc = -EEXIST;
 	if (!rc && force)
 		rc = rename(tmp, path) ? -errno : 0;
 	else if (!rc && renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) != 0)

@@ -40,12 +40,16 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt);
 void summary_text_clock(const struct node_result *res, FILE *f);
 
 /*
- * Write the JSON summary to path atomically: a temporary file in the same directory,
- * fsync, rename. An existing file is replaced only with force. 0 or -errno.
+ * Write the JSON summary to path atomically: a temporary file with a random name in the same
+ * directory, fsync, rename. An existing file is replaced only with force, and only when it is
+ * a regular file (-EEXIST otherwise). 0 or -errno.
  */
 int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
 		       bool force);
-/* Check before the run that path can be written later (directory writable, no clash). */
+/*
+ * Check before the run that path can be written later (directory writable, no clash): a
+ * directory, a symbolic link, a FIFO or a device at path is refused even with force.
+ */
 int summary_check_out(const char *path, bool force, char *why, size_t whylen);
 
 #endif
