@@ -209,26 +209,17 @@ static bool check_needs_prepare(const struct test_def *t)
 
 static void check_replicas(struct check_report *r, int dirfd, const struct node_result *res)
 {
-	struct inventory_entry *v;
-	size_t n, temps = 0, files = 0, replicas = 0;
-	char a[32];
+	struct inventory *inv = malloc(sizeof(*inv));
+	char a[32], line[512];
 	double now = clock_wall();
 
-	if (inventory_scan(dirfd, res->dir, &v, &n) != 0) {
+	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
 		check_add(r, CHECK_WARN, "replicas", "scan", "cannot list %s", res->dir);
+		free(inv);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		if (e->kind == INV_TEMP) {
-			temps++;
-			continue;
-		}
-		if (e->kind == INV_FILE) {
-			files++;
-			continue;
-		}
-		replicas++;
+	for (size_t i = 0; i < inv->nreplicas; i++) {
+		const struct inventory_entry *e = &inv->replicas[i];
 		if (!e->ours) {
 			check_add(r, CHECK_WARN, "replicas", e->name,
 				  "%s, not a valid stagebench replica (damaged or foreign): a run "
@@ -242,7 +233,11 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 		    size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
 		    now - e->mtime, e->residency >= 0 ? e->residency * 100.0 : 0.0);
 	}
-	if (!replicas) {
+	if (inv->replicas_not_listed)
+		check_add(r, CHECK_WARN, "replicas", "more",
+			  "%llu more files named like replicas, not checked one by one",
+			  (unsigned long long)inv->replicas_not_listed);
+	if (!inv->nreplicas) {
 		char by_run[64], by_prepare[64];
 		plan_join_tests(check_created_by_run, by_run, sizeof(by_run));
 		plan_join_tests(check_needs_prepare, by_prepare, sizeof(by_prepare));
@@ -250,13 +245,10 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 			  "no replicas yet: run creates those of %s; 'prepare %s' that of %s",
 			  by_run, by_prepare, by_prepare);
 	}
-	if (temps || files)
-		check_add(
-		    r, CHECK_WARN, "replicas", "leftovers",
-		    "%zu half-written replica%s and %zu other stagebench file%s (test 4's, kept "
-		    "or left by an interrupted run; 'stagebench clean all' removes them)",
-		    temps, temps == 1 ? "" : "s", files, files == 1 ? "" : "s");
-	free(v);
+	inventory_leftovers_line(inv, res->dir, now, line, sizeof(line));
+	if (line[0])
+		check_add(r, CHECK_WARN, "replicas", "leftovers", "%s", line);
+	free(inv);
 }
 
 /* The probe: three short parts on every core at once, as a run would do them. */

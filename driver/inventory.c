@@ -15,6 +15,7 @@
 #include "driver/inventory.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
+#include "util/size.h"
 #include "workers/replica.h"
 
 static const char inventory_prefix[] = "stagebench.";
@@ -57,76 +58,145 @@ static int inventory_cmp(const void *a, const void *b)
 {
 	const struct inventory_entry *x = a, *y = b;
 
-	if (x->kind != y->kind)
-		return (int)x->kind - (int)y->kind;
 	return strcmp(x->name, y->name);
 }
 
-int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, size_t *n)
+const char *inventory_kind_name(enum inventory_kind kind)
 {
-	struct inventory_entry *v = NULL;
-	size_t count = 0, cap = 0;
-	DIR *d;
+	static const char *const names[] = {[INV_REPLICA] = "replica",
+					    [INV_TEMP] = "temporary",
+					    [INV_FILE] = "file",
+					    [INV_OTHER] = "other"};
+
+	return kind < INV_NKINDS ? names[kind] : "?";
+}
+
+static enum inventory_kind inventory_kind_of(const char *name)
+{
+	bool temp = false;
+
+	if (inventory_is_replica_name(name, &temp) && !temp)
+		return INV_REPLICA;
+	switch (replica_leftover_name(name)) {
+	case REPLICA_LEFTOVER_TEMP:
+		return INV_TEMP;
+	case REPLICA_LEFTOVER_TEST4:
+		return INV_FILE;
+	default:
+		return temp ? INV_TEMP : INV_OTHER;
+	}
+}
+
+/* Keep e among the first INVENTORY_EXAMPLES names of the sum, in byte order. */
+static void inventory_sum_add(struct inventory_sum *sum, const struct inventory_entry *e)
+{
+	size_t i = sum->nexamples;
+
+	sum->count++;
+	sum->bytes =
+	    __builtin_add_overflow(sum->bytes, e->size, &sum->bytes) ? UINT64_MAX : sum->bytes;
+	if (!sum->oldest || e->mtime < sum->oldest)
+		sum->oldest = e->mtime;
+	if (i == INVENTORY_EXAMPLES) {
+		if (strcmp(e->name, sum->examples[i - 1].name) >= 0)
+			return;
+		i--;
+	} else {
+		sum->nexamples++;
+	}
+	for (; i > 0 && strcmp(e->name, sum->examples[i - 1].name) < 0; i--)
+		sum->examples[i] = sum->examples[i - 1];
+	sum->examples[i] = *e;
+}
+
+/* A replica: listed with its header and residency while there is room, else counted. */
+static void inventory_add_replica(struct inventory *inv, int dirfd, const char *dir,
+				  const struct inventory_entry *e)
+{
+	struct inventory_entry *r;
+	struct replica_info info;
+	char path[4096];
+
+	if (inv->nreplicas == INVENTORY_MAX_LISTED) {
+		inv->replicas_not_listed++;
+		return;
+	}
+	r = &inv->replicas[inv->nreplicas++];
+	*r = *e;
+	if (replica_probe(dirfd, r->name, &info) == 0) {
+		r->ours = info.ours;
+		r->generation = info.generation;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, r->name);
+	if (fs_residency(path, &r->residency) != 0)
+		r->residency = -1.0;
+}
+
+int inventory_take(int dirfd, const char *dir, struct inventory *inv)
+{
 	struct dirent *de;
+	DIR *d;
 	int rc = inventory_opendir(dirfd, &d);
 
-	*out = NULL;
-	*n = 0;
+	memset(inv, 0, sizeof(*inv));
 	if (rc)
 		return rc;
 	while ((de = readdir(d)) != NULL) {
-		bool temp = false;
+		struct inventory_entry e;
 		struct stat st;
 
-		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
+		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0 ||
+		    strlen(de->d_name) >= sizeof(e.name))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (count == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct inventory_entry *nv = realloc(v, ncap * sizeof(*v));
-			if (!nv) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-			cap = ncap;
+		memset(&e, 0, sizeof(e));
+		snprintf(e.name, sizeof(e.name), "%s", de->d_name);
+		e.size = (uint64_t)st.st_size;
+		e.mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+		e.residency = -1.0;
+		e.kind = inventory_kind_of(de->d_name);
+		if (e.kind == INV_REPLICA) {
+			inventory_add_replica(inv, dirfd, dir, &e);
+			continue;
 		}
-		struct inventory_entry *e = &v[count++];
-		memset(e, 0, sizeof(*e));
-		snprintf(e->name, sizeof(e->name), "%s", de->d_name);
-		e->size = (uint64_t)st.st_size;
-		e->mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
-		e->residency = -1.0;
-		bool replica = inventory_is_replica_name(de->d_name, &temp);
-		e->kind = replica ? (temp ? INV_TEMP : INV_REPLICA) : INV_FILE;
-		if (e->kind == INV_REPLICA) {
-			struct replica_info info;
-			char path[4096];
-
-			if (replica_probe(dirfd, de->d_name, &info) == 0) {
-				e->ours = info.ours;
-				e->generation = info.generation;
-			}
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			if (fs_residency(path, &e->residency) != 0)
-				e->residency = -1.0;
-		} else {
-			e->ours = replica_removable(dirfd, de->d_name) == 1;
-		}
+		inventory_sum_add(&inv->left[e.kind], &e);
+		inventory_sum_add(&inv->leftovers, &e);
 	}
-	if (count)
-		qsort(v, count, sizeof(*v), inventory_cmp);
-out:
 	closedir(d);
-	if (rc) {
-		free(v);
-		return rc;
+	qsort(inv->replicas, inv->nreplicas, sizeof(inv->replicas[0]), inventory_cmp);
+	/* Only the examples are read: what `clean` would do with them. */
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		for (size_t i = 0; i < inv->left[k].nexamples; i++) {
+			struct inventory_entry *e = &inv->left[k].examples[i];
+			e->ours = replica_removable(dirfd, e->name) == 1;
+		}
 	}
-	*out = v;
-	*n = count;
 	return 0;
+}
+
+void inventory_leftovers_line(const struct inventory *inv, const char *dir, double now, char *buf,
+			      size_t len)
+{
+	const struct inventory_sum *all = &inv->leftovers;
+	char a[32], kinds[128] = "";
+
+	buf[0] = '\0';
+	if (!all->count)
+		return;
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		size_t n = strlen(kinds);
+		if (inv->left[k].count)
+			snprintf(kinds + n, sizeof(kinds) - n, "%s%llu %s", n ? ", " : "",
+				 (unsigned long long)inv->left[k].count,
+				 inventory_kind_name((enum inventory_kind)k));
+	}
+	snprintf(buf, len,
+		 "%llu leftover file%s in '%s' (kept by --keep or left by interrupted runs; %s, "
+		 "oldest %.0f s ago; %s): 'stagebench clean all' removes stagebench's",
+		 (unsigned long long)all->count, all->count == 1 ? "" : "s", dir,
+		 size_format(all->bytes, a, sizeof(a)), now - all->oldest, kinds);
 }
 
 void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,

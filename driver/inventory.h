@@ -15,26 +15,65 @@
 
 enum inventory_kind {
 	INV_REPLICA, /* stagebench.<test>.<size> */
-	INV_TEMP,    /* stagebench.<test>.<size>.tmp.<host>.<pid>: an interrupted prepare */
-	INV_FILE,    /* stagebench.<part>.<node>...: a kept or left-over file of test 4 */
+	INV_TEMP,    /* stagebench.<test>.<size>.tmp.<host>.<pid>.<token>: an interrupted prepare */
+	INV_FILE,  /* stagebench.<part>.<node>.p<pid>-<token>-...: a kept or left file of test 4 */
+	INV_OTHER, /* any other stagebench.* regular file (a killed check's probe files, ...) */
+	INV_NKINDS,
 };
 
 struct inventory_entry {
 	char name[256];
 	enum inventory_kind kind;
-	bool ours; /* name and header are stagebench's */
+	bool ours; /* name and header are stagebench's (for leftovers: `clean` removes it) */
 	uint64_t size;
 	uint64_t generation;
 	double mtime;	  /* epoch seconds */
 	double residency; /* fraction in this node's page cache, <0 unknown */
 };
 
+/* Replicas listed one by one; beyond that (a directory full of look-alikes) only counted. */
+#define INVENTORY_MAX_LISTED 32
+/* Names given as examples of each kind of leftover. */
+#define INVENTORY_EXAMPLES 3
+
+/* One kind of leftover, summed: however many there are, this stays the same size. */
+struct inventory_sum {
+	uint64_t count, bytes;
+	double oldest; /* mtime of the oldest, epoch seconds; 0 when count is 0 */
+	struct inventory_entry examples[INVENTORY_EXAMPLES]; /* the first names in byte order */
+	size_t nexamples;
+};
+
 /*
- * The stagebench files of directory dir (fd dirfd), replicas first, each with its header,
- * size, age and page-cache residency (residency for replicas only). *out is malloc'ed.
- * 0 or -errno.
+ * What stagebench has in a directory, in bounded space (plain data, no pointers): the
+ * replicas one by one (the first INVENTORY_MAX_LISTED in name order), and the leftovers
+ * (kinds INV_TEMP, INV_FILE, INV_OTHER) as a count, bytes, the oldest and a few examples.
  */
-int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, size_t *n);
+struct inventory {
+	struct inventory_entry replicas[INVENTORY_MAX_LISTED];
+	size_t nreplicas;
+	uint64_t replicas_not_listed;
+	struct inventory_sum left[INV_NKINDS]; /* [INV_REPLICA] unused */
+	struct inventory_sum leftovers;	       /* every kind together (no examples) */
+};
+
+/* "replica", "temporary", "file", "other". */
+const char *inventory_kind_name(enum inventory_kind kind);
+
+/*
+ * Take the inventory of directory dir (fd dirfd): each replica with its header, size, age and
+ * page-cache residency; each leftover's name and size only (one fstatat each; the examples'
+ * content is read to tell whether `clean` removes them). 0 or -errno.
+ */
+int inventory_take(int dirfd, const char *dir, struct inventory *inv);
+
+/*
+ * One line on the leftovers in dir, "" when there are none: "12 leftover files in
+ * '/stage/x' (kept by --keep or left by interrupted runs; 48 KiB, oldest 3600 s ago;
+ * 2 temporary, 10 file): 'stagebench clean all' removes stagebench's".
+ */
+void inventory_leftovers_line(const struct inventory *inv, const char *dir, double now, char *buf,
+			      size_t len);
 
 /*
  * Bytes and inodes the plan still needs in dirfd with threads threads: missing replicas

@@ -146,11 +146,26 @@ static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
 	inventory_needs(&e->plan, e->dirfd, e->res.tplan.nslots, bytes, inodes);
 }
 
+/* Leftovers of earlier runs in --dir are said (stderr, and the summary's warnings). */
+static void main_leftovers(struct main_env *e)
+{
+	struct inventory *inv = malloc(sizeof(*inv));
+	char line[1024];
+
+	if (inv && inventory_take(e->dirfd, e->res.dir, inv) == 0) {
+		inventory_leftovers_line(inv, e->res.dir, clock_wall(), line, sizeof(line));
+		if (line[0])
+			note_warning(&e->res, "%s", line);
+	}
+	free(inv);
+}
+
 static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
 {
 	uint64_t bytes, inodes;
 	char a[32], b[32];
 
+	main_leftovers(e);
 	if (!e->res.fs_ok)
 		return OUTCOME_OK;
 	main_needs(e, &bytes, &inodes);

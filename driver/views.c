@@ -100,65 +100,131 @@ int views_list(enum scale scale, enum format format, FILE *f)
 	return 0;
 }
 
-static const char *const views_inventory_kinds[] = {
-    [INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
-
 /* The stagebench files in the directory: how big, which generation, how old, how cached. */
 static void views_info_files_text(const struct node_result *res, int dirfd, FILE *f)
 {
-	struct inventory_entry *v;
-	size_t n;
+	struct inventory *inv = malloc(sizeof(*inv));
 	char a[32];
 	double now = clock_wall();
 
-	if (inventory_scan(dirfd, res->dir, &v, &n) != 0)
+	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
+		free(inv);
 		return;
-	fprintf(f, "stagebench files in %s: %zu\n", res->dir, n);
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", views_inventory_kinds[e->kind],
-			e->name, size_format(e->size, a, sizeof(a)), now - e->mtime);
-		if (e->kind == INV_REPLICA && e->ours)
+	}
+	fprintf(
+	    f, "stagebench files in %s: %llu\n", res->dir,
+	    (unsigned long long)(inv->nreplicas + inv->replicas_not_listed + inv->leftovers.count));
+	for (size_t i = 0; i < inv->nreplicas; i++) {
+		const struct inventory_entry *e = &inv->replicas[i];
+		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", "replica", e->name,
+			size_format(e->size, a, sizeof(a)), now - e->mtime);
+		if (e->ours)
 			fprintf(f, "  generation %llu, %.0f%% in page cache",
 				(unsigned long long)e->generation, e->residency * 100.0);
-		else if (!e->ours)
+		else
 			fprintf(f, "  not a valid stagebench file");
 		fputc('\n', f);
 	}
-	free(v);
+	if (inv->replicas_not_listed)
+		fprintf(f, "  and %llu more files named like replicas, not listed\n",
+			(unsigned long long)inv->replicas_not_listed);
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		const struct inventory_sum *sum = &inv->left[k];
+		if (!sum->count)
+			continue;
+		fprintf(f, "  %-9s %llu leftover%s, %s, oldest created %.0f s ago; e.g.",
+			inventory_kind_name((enum inventory_kind)k), (unsigned long long)sum->count,
+			sum->count == 1 ? "" : "s", size_format(sum->bytes, a, sizeof(a)),
+			now - sum->oldest);
+		for (size_t i = 0; i < sum->nexamples; i++)
+			fprintf(f, "%s %s%s", i ? "," : "", sum->examples[i].name,
+				sum->examples[i].ours ? "" : " (not stagebench's)");
+		fputc('\n', f);
+	}
+	free(inv);
 }
 
-static void views_info_files_json(struct json *j, const struct node_result *res, bool has_dir,
-				  int dirfd)
+static void views_info_entry_json(struct json *j, const struct inventory_entry *e, double now)
 {
-	struct inventory_entry *v = NULL;
-	size_t n = 0;
-	double now = clock_wall();
-
-	json_key(j, "files");
-	if (!has_dir || inventory_scan(dirfd, res->dir, &v, &n) != 0) {
-		json_null(j);
-		return;
-	}
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		json_object_begin(j);
-		json_kv_string(j, "name", e->name);
-		json_kv_string(j, "kind", views_inventory_kinds[e->kind]);
-		json_kv_bool(j, "ours", e->ours);
-		json_kv_uint(j, "bytes", e->size);
+	json_object_begin(j);
+	json_kv_string(j, "name", e->name);
+	json_kv_string(j, "kind", inventory_kind_name(e->kind));
+	json_kv_bool(j, "ours", e->ours);
+	json_kv_uint(j, "bytes", e->size);
+	if (e->kind == INV_REPLICA)
 		json_kv_uint(j, "generation", e->generation);
-		json_kv_double(j, "age_s", now - e->mtime);
+	json_kv_double(j, "age_s", now - e->mtime);
+	if (e->kind == INV_REPLICA) {
 		json_key(j, "cache_residency");
 		if (e->residency >= 0)
 			json_double(j, e->residency);
 		else
 			json_null(j);
+	}
+	json_object_end(j);
+}
+
+/*
+ * A sum of leftovers: count, bytes, age of the oldest (null when none), and examples; the
+ * object is left open for the caller to add to and close.
+ */
+static void views_info_sum_json(struct json *j, const struct inventory_sum *sum, double now,
+				bool examples)
+{
+	json_object_begin(j);
+	json_kv_uint(j, "count", sum->count);
+	json_kv_uint(j, "bytes", sum->bytes);
+	json_key(j, "oldest_age_s");
+	if (sum->count)
+		json_double(j, now - sum->oldest);
+	else
+		json_null(j);
+	if (examples) {
+		json_key(j, "examples");
+		json_array_begin(j);
+		for (size_t i = 0; i < sum->nexamples; i++)
+			views_info_entry_json(j, &sum->examples[i], now);
+		json_array_end(j);
+	}
+}
+
+/*
+ * "files": the replicas (at most INVENTORY_MAX_LISTED, "files_not_listed" more); "leftovers":
+ * everything else, summed by kind with a few examples: the document stays small whatever
+ * the directory holds.
+ */
+static void views_info_files_json(struct json *j, const struct node_result *res, bool has_dir,
+				  int dirfd)
+{
+	struct inventory *inv = has_dir ? malloc(sizeof(*inv)) : NULL;
+	double now = clock_wall();
+
+	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
+		free(inv);
+		json_key(j, "files");
+		json_null(j);
+		json_key(j, "leftovers");
+		json_null(j);
+		return;
+	}
+	json_key(j, "files");
+	json_array_begin(j);
+	for (size_t i = 0; i < inv->nreplicas; i++)
+		views_info_entry_json(j, &inv->replicas[i], now);
+	json_array_end(j);
+	json_kv_uint(j, "files_not_listed", inv->replicas_not_listed);
+	json_key(j, "leftovers");
+	views_info_sum_json(j, &inv->leftovers, now, false);
+	json_key(j, "kinds");
+	json_object_begin(j);
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		json_key(j, inventory_kind_name((enum inventory_kind)k));
+		views_info_sum_json(j, &inv->left[k], now, true);
 		json_object_end(j);
 	}
-	json_array_end(j);
-	free(v);
+	json_object_end(j);
+	json_object_end(j);
+	free(inv);
 }
 
 static int views_info_json(const struct node_result *res, bool has_dir, int dirfd,
