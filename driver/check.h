@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `stagebench check`: a health check of this node in about half a minute at most: clock,
+ * `stagebench check`: a health check of this node in half a minute at most: clock,
  * CPU binding, the filesystem of --dir, the replicas present, and a short per-core probe.
  */
 #ifndef STAGEBENCH_CHECK_H
@@ -28,11 +28,30 @@ struct check_report {
 	size_t n;
 };
 
+/* Add a finding to r (dropped when r is full). */
+void check_add(struct check_report *r, enum check_level level, const char *area, const char *name,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* The probe (check_probe.c): three short parts on every core in dirfd, their findings. */
+void check_probe(struct check_report *r, const struct options *o, struct topo *topo, int dirfd,
+		 struct node_result *res);
+
 /* "ok", "warn", "fail". */
 const char *check_level_name(enum check_level level);
 
-/* The outcome is OUTCOME_OK when no finding is `fail`, OUTCOME_FAILED otherwise. */
-enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
-			struct node_result *res);
+/* The directory's part of the check answers within this, whatever its filesystem does. */
+#define CHECK_DEADLINE_S 25
+
+/*
+ * The check, printed on stdout. Everything that touches --dir (open_dir, which opens it and
+ * fills res->dir and res->fs, the filesystem findings, the listing and the probe) runs in a
+ * child process: a directory whose server hangs gives "fail fs: not responding after
+ * CHECK_DEADLINE_S s" instead of a check that never ends, and a signal ends the check at once.
+ * The outcome is OUTCOME_OK when no finding is `fail`, OUTCOME_FAILED otherwise; open_dir's
+ * outcome when the directory cannot be used (its reason logged), or an interruption.
+ */
+enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
+			enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen),
+			void *open_ctx);
 
 #endif

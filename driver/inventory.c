@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "driver/inventory.h"
+#include "platform/bounded.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
 #include "util/size.h"
@@ -197,6 +198,65 @@ void inventory_leftovers_line(const struct inventory *inv, const char *dir, doub
 		 "oldest %.0f s ago; %s): 'stagebench clean all' removes stagebench's",
 		 (unsigned long long)all->count, all->count == 1 ? "" : "s", dir,
 		 size_format(all->bytes, a, sizeof(a)), now - all->oldest, kinds);
+}
+
+struct inventory_child_ctx {
+	enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen);
+	void *ctx;
+	struct node_result *res;
+	struct inventory_report *rep;
+};
+
+/* The child: the report once the directory is open, then again with its inventory. */
+static int inventory_child(void *arg, int fd)
+{
+	struct inventory_child_ctx *c = arg;
+	struct inventory_report *rep = c->rep;
+	int dirfd = -1;
+
+	rep->out = c->open_dir(c->ctx, &dirfd, rep->why, sizeof(rep->why));
+	rep->answered = true;
+	snprintf(rep->dir, sizeof(rep->dir), "%s", c->res->dir);
+	rep->fs_ok = c->res->fs_ok;
+	rep->fs = c->res->fs;
+	if (bounded_send(fd, rep, sizeof(*rep)) || rep->out != OUTCOME_OK)
+		return 1;
+	rep->listed = inventory_take(dirfd, rep->dir, &rep->inv) == 0;
+	return bounded_send(fd, rep, sizeof(*rep)) ? 1 : 0;
+}
+
+enum outcome inventory_report_take(enum outcome (*open_dir)(void *ctx, int *dirfd, char *why,
+							    size_t whylen),
+				   void *ctx, struct node_result *res, int timeout_s,
+				   volatile sig_atomic_t *stop, struct inventory_report *rep)
+{
+	static struct inventory_report got;
+	struct inventory_child_ctx c = {open_dir, ctx, res, &got};
+	struct bounded b;
+	int rc, n = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	rc = bounded_start(&b, timeout_s, inventory_child, &c);
+	/* Read into got: a record cut by the deadline must not spoil the one before. */
+	while (rc == 0 && (rc = bounded_read(&b, &got, sizeof(got), stop)) == 1) {
+		*rep = got;
+		n++;
+		rc = 0;
+	}
+	if (rc == -EINTR) {
+		bounded_signal(&b, *stop, 1.0);
+		bounded_end(&b);
+		return *stop == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
+	}
+	bounded_end(&b);
+	if (n == 2 || (n == 1 && rep->out != OUTCOME_OK))
+		return rep->out;
+	snprintf(rep->why, sizeof(rep->why), "%s after %d s (while %s %s)",
+		 rc == -ETIMEDOUT ? "not responding" : "no answer", timeout_s,
+		 n ? "listing" : "opening", n ? rep->dir : res->dir);
+	rep->answered = false;
+	rep->listed = false;
+	return OUTCOME_OK;
 }
 
 void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,

@@ -6,12 +6,15 @@
 #ifndef STAGEBENCH_INVENTORY_H
 #define STAGEBENCH_INVENTORY_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "driver/outcome.h"
 #include "driver/plan.h"
+#include "driver/result.h"
+#include "platform/fsinfo.h"
 
 enum inventory_kind {
 	INV_REPLICA, /* stagebench.<test>.<size> */
@@ -74,6 +77,32 @@ int inventory_take(int dirfd, const char *dir, struct inventory *inv);
  */
 void inventory_leftovers_line(const struct inventory *inv, const char *dir, double now, char *buf,
 			      size_t len);
+
+/* What `info` shows of --dir answers within this, whatever its filesystem does. */
+#define INVENTORY_DEADLINE_S 20
+
+/* What `info` shows of --dir, gathered where a call that never returns cannot hold it. */
+struct inventory_report {
+	enum outcome out;		/* OUTCOME_OK, or why the directory cannot be used */
+	char why[BENCH_PATH_MAX + 512]; /* that reason, or "not responding after N s (...)" */
+	bool answered;			/* false: the directory did not answer in time */
+	char dir[BENCH_PATH_MAX];	/* its real path, once opened */
+	bool fs_ok;
+	struct fs_info fs;
+	bool listed; /* inv is filled in */
+	struct inventory inv;
+};
+
+/*
+ * Open --dir with open_dir (which fills res->dir, res->fs_ok and res->fs, and *dirfd, or
+ * says why not) and take its inventory, in a child process, within timeout_s: what was
+ * learnt before the deadline goes into rep (answered false and why "not responding after
+ * N s" when it passed). Returns rep->out, or an interruption when *stop became non-zero.
+ */
+enum outcome inventory_report_take(enum outcome (*open_dir)(void *ctx, int *dirfd, char *why,
+							    size_t whylen),
+				   void *ctx, struct node_result *res, int timeout_s,
+				   volatile sig_atomic_t *stop, struct inventory_report *rep);
 
 /*
  * Bytes and inodes the plan still needs in dirfd with threads threads: missing replicas

@@ -383,25 +383,58 @@ static int main_list(struct main_env *e)
 	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 
+/* How info and check open --dir: called in the child process that may hang on it. */
+static enum outcome main_check_dir(void *ctx, int *dirfd, char *why, size_t whylen)
+{
+	struct main_env *e = ctx;
+	enum outcome out = main_dir(e, false, why, whylen);
+
+	*dirfd = e->dirfd;
+	return out;
+}
+
+static int main_info_print(struct main_env *e, const struct inventory_report *rep)
+{
+	unsigned allowed[OPTIONS_MAX_CPUS];
+	char cpus[256];
+
+	main_clock(e);
+	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
+	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
+	int rc = views_info(&e->res, rep, cpus, (enum format)e->o.format, stdout);
+	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+}
+
 static int main_info(struct main_env *e)
 {
 	const struct options *o = &e->o;
-	char why[1024], cpus[256];
-	unsigned allowed[OPTIONS_MAX_CPUS];
+	char why[1024];
 	enum outcome out;
 
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	if (o->dir && (out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	main_clock(e);
-	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
-	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
-	int rc =
-	    views_info(&e->res, o->dir != NULL, e->dirfd, cpus, (enum format)o->format, stdout);
-	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+	if (o->dir) {
+		/* --dir may hang: opened and listed in a child, within a deadline. */
+		static struct inventory_report rep;
+		snprintf(e->res.dir, sizeof(e->res.dir), "%s", o->dir);
+		stop_install();
+		out = inventory_report_take(main_check_dir, e, &e->res, INVENTORY_DEADLINE_S,
+					    &stop_signal, &rep);
+		if (out != OUTCOME_OK)
+			return main_fail(e, out,
+					 out < OUTCOME_INTERRUPTED_INT ? rep.why
+					 : stop_signal == SIGTERM      ? "interrupted by SIGTERM"
+								       : "interrupted by SIGINT");
+		if (rep.answered) {
+			snprintf(e->res.dir, sizeof(e->res.dir), "%s", rep.dir);
+			e->res.fs_ok = rep.fs_ok;
+			e->res.fs = rep.fs;
+		}
+		return main_info_print(e, &rep);
+	}
+	return main_info_print(e, NULL);
 }
 
 static int main_check(struct main_env *e)
@@ -413,11 +446,12 @@ static int main_check(struct main_env *e)
 		return main_fail(e, out, why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	if ((out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	if (!e->o.dir)
+		return main_fail(e, OUTCOME_USAGE,
+				 "no working directory: give --dir DIR or set STAGEBENCH_DIR");
 	main_clock(e);
 	stop_install();
-	out = check_node(&e->o, e->topo, e->dirfd, &e->res);
+	out = check_node(&e->o, e->topo, &e->res, main_check_dir, e);
 	return main_finish(e, out);
 }
 

@@ -101,16 +101,12 @@ int views_list(enum scale scale, enum format format, FILE *f)
 }
 
 /* The stagebench files in the directory: how big, which generation, how old, how cached. */
-static void views_info_files_text(const struct node_result *res, int dirfd, FILE *f)
+static void views_info_files_text(const struct node_result *res, const struct inventory *inv,
+				  FILE *f)
 {
-	struct inventory *inv = malloc(sizeof(*inv));
 	char a[32];
 	double now = clock_wall();
 
-	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
-		free(inv);
-		return;
-	}
 	fprintf(
 	    f, "stagebench files in %s: %llu\n", res->dir,
 	    (unsigned long long)(inv->nreplicas + inv->replicas_not_listed + inv->leftovers.count));
@@ -141,7 +137,6 @@ static void views_info_files_text(const struct node_result *res, int dirfd, FILE
 				sum->examples[i].ours ? "" : " (not stagebench's)");
 		fputc('\n', f);
 	}
-	free(inv);
 }
 
 static void views_info_entry_json(struct json *j, const struct inventory_entry *e, double now)
@@ -193,14 +188,11 @@ static void views_info_sum_json(struct json *j, const struct inventory_sum *sum,
  * everything else, summed by kind with a few examples: the document stays small whatever
  * the directory holds.
  */
-static void views_info_files_json(struct json *j, const struct node_result *res, bool has_dir,
-				  int dirfd)
+static void views_info_files_json(struct json *j, const struct inventory *inv)
 {
-	struct inventory *inv = has_dir ? malloc(sizeof(*inv)) : NULL;
 	double now = clock_wall();
 
-	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
-		free(inv);
+	if (!inv) {
 		json_key(j, "files");
 		json_null(j);
 		json_key(j, "leftovers");
@@ -224,10 +216,9 @@ static void views_info_files_json(struct json *j, const struct node_result *res,
 	}
 	json_object_end(j);
 	json_object_end(j);
-	free(inv);
 }
 
-static int views_info_json(const struct node_result *res, bool has_dir, int dirfd,
+static int views_info_json(const struct node_result *res, const struct inventory_report *rep,
 			   const char *allowed_cpus, FILE *f)
 {
 	const struct topo_plan *tp = &res->tplan;
@@ -247,25 +238,28 @@ static int views_info_json(const struct node_result *res, bool has_dir, int dirf
 	summary_json_threads(&j, tp, true);
 	json_key(&j, "clock");
 	summary_json_clock(&j, res, true);
-	json_kv_string(&j, "dir", has_dir ? res->dir : NULL);
+	json_kv_string(&j, "dir", rep ? res->dir : NULL);
+	if (rep)
+		json_kv_string(&j, "dir_error", rep->answered ? NULL : rep->why);
 	json_key(&j, "fs");
-	if (has_dir && res->fs_ok)
+	if (rep && res->fs_ok)
 		summary_json_fs(&j, res, true);
 	else
 		json_null(&j);
-	views_info_files_json(&j, res, has_dir, dirfd);
+	views_info_files_json(&j, rep && rep->listed ? &rep->inv : NULL);
 	json_object_end(&j);
 	return json_finish(&j);
 }
 
-int views_info(const struct node_result *res, bool has_dir, int dirfd, const char *allowed_cpus,
-	       enum format format, FILE *f)
+int views_info(const struct node_result *res, const struct inventory_report *rep,
+	       const char *allowed_cpus, enum format format, FILE *f)
 {
 	const struct topo_plan *tp = &res->tplan;
+	bool has_dir = rep != NULL;
 	char a[32], b[32];
 
 	if (format == FORMAT_JSON)
-		return views_info_json(res, has_dir, dirfd, allowed_cpus, f);
+		return views_info_json(res, rep, allowed_cpus, f);
 	fprintf(f, "stagebench %s on node %s (host %s)\n", STAGEBENCH_VERSION, res->node,
 		res->host);
 	fprintf(f, "topology: %zu PUs in the machine; allowed: CPUs %s (%zu PUs on %zu cores)%s\n",
@@ -287,8 +281,10 @@ int views_info(const struct node_result *res, bool has_dir, int dirfd, const cha
 			(unsigned long long)res->fs.inodes_free);
 	else if (!has_dir)
 		fprintf(f, "dir: none given (--dir or STAGEBENCH_DIR)\n");
-	if (has_dir)
-		views_info_files_text(res, dirfd, f);
+	if (has_dir && !rep->answered)
+		fprintf(f, "dir: %s: %s\n", res->dir, rep->why);
+	if (has_dir && rep->listed)
+		views_info_files_text(res, &rep->inv, f);
 	return 0;
 }
 
