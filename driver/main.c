@@ -32,6 +32,8 @@
 #include "workers/replica.h"
 
 #define MAIN_MAX_AHEAD_S 86400.0
+/* The longest real path of --dir: BENCH_PATH_MAX leaves 128 bytes for the names in it. */
+#define MAIN_DIR_MAX (BENCH_PATH_MAX - 129)
 
 /* Everything a command on this node needs, resolved from the options. */
 struct main_env {
@@ -95,34 +97,39 @@ static enum outcome main_threads(struct main_env *e, char *why, size_t whylen)
 static enum outcome main_dir(struct main_env *e, bool writing, char *why, size_t whylen)
 {
 	struct node_result *res = &e->res;
-	char real[PATH_MAX];
+	char real[PATH_MAX], shown[NOTE_PATH_SHOWN + 8];
 
 	if (!e->o.dir) {
 		snprintf(why, whylen, "no working directory: give --dir DIR or set STAGEBENCH_DIR");
 		return OUTCOME_USAGE;
 	}
+	note_path_short(e->o.dir, shown, sizeof(shown));
 	e->dirfd = open(e->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		int err = errno;
 		struct stat st;
-		char target[PATH_MAX];
+		char target[PATH_MAX], t[NOTE_PATH_SHOWN + 8];
 		ssize_t n;
 
 		if (err == ENOENT && lstat(e->o.dir, &st) == 0 && S_ISLNK(st.st_mode) &&
 		    (n = readlink(e->o.dir, target, sizeof(target) - 1)) >= 0) {
 			target[n] = '\0';
 			snprintf(why, whylen, "--dir '%s' is a dangling symbolic link (to '%s')",
-				 e->o.dir, target);
+				 shown, note_path_short(target, t, sizeof(t)));
 		} else {
-			snprintf(why, whylen, "--dir '%s': %s", e->o.dir,
+			snprintf(why, whylen, "--dir '%s': %s", shown,
 				 err == ENOTDIR ? "not a directory" : strerror(err));
 		}
 		return OUTCOME_PRECONDITION;
 	}
 	if (!realpath(e->o.dir, real))
 		snprintf(real, sizeof(real), "%s", e->o.dir);
-	if (strlen(real) >= sizeof(res->dir) - 128) {
-		snprintf(why, whylen, "--dir '%s': path too long", e->o.dir);
+	if (strlen(real) > MAIN_DIR_MAX) {
+		snprintf(why, whylen,
+			 "--dir '%s' is too long: its real path has %zu bytes, at most %d are "
+			 "allowed (the names of the files in it must fit in %d)",
+			 note_path_short(real, shown, sizeof(shown)), strlen(real), MAIN_DIR_MAX,
+			 BENCH_PATH_MAX);
 		return OUTCOME_USAGE;
 	}
 	snprintf(res->dir, sizeof(res->dir), "%s", real);
@@ -470,6 +477,10 @@ static int main_command(int argc, char **argv)
 	if (e.o.help) {
 		options_help(e.o.cmd, stdout);
 		return 0;
+	}
+	if (e.o.cmd != CMD_LIST && output_fds_check(OUTPUT_FDS_NEEDED, why, sizeof(why)) != 0) {
+		log_err("%s", why);
+		return outcome_exit_code(OUTCOME_PRECONDITION);
 	}
 	if (e.o.quiet)
 		log_set_level(LOG_ERR);

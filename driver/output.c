@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "driver/outcome.h"
@@ -69,4 +70,33 @@ int output_stdout_close(int code)
 		return code;
 	log_err("cannot write to standard output: %s", strerror(output_error));
 	return code ? code : outcome_exit_code(OUTCOME_FAILED);
+}
+
+int output_fds_check(unsigned need, char *why, size_t whylen)
+{
+	int fds[OUTPUT_FDS_NEEDED + 1];
+	unsigned n = 0;
+	int err = 0;
+	struct rlimit rl;
+
+	if (need > OUTPUT_FDS_NEEDED)
+		need = OUTPUT_FDS_NEEDED;
+	for (; n < need; n++) {
+		fds[n] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+		if (fds[n] < 0) {
+			err = errno;
+			break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+	if (!err)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rl.rlim_cur = 0;
+	snprintf(why, whylen,
+		 "cannot open the files it needs: %s (the limit of open files, ulimit -n, is %llu; "
+		 "stagebench needs %u more than it has open)",
+		 strerror(err), (unsigned long long)rl.rlim_cur, need);
+	return -err;
 }

@@ -7,6 +7,8 @@
 #ifndef STAGEBENCH_OUTPUT_H
 #define STAGEBENCH_OUTPUT_H
 
+#include <stddef.h>
+
 /*
  * At the start of main: descriptors 0, 1 and 2 that are closed are held by /dev/null opened
  * read-only (so no file the command opens lands on them, and a write to a closed stdout
@@ -20,5 +22,15 @@ void output_stdout_open(void);
  * return 1 if code was 0. Returns the exit status.
  */
 int output_stdout_close(int code);
+
+/* Descriptors a command may hold at once besides one per thread (files, pipes, hwloc, sysfs). */
+#define OUTPUT_FDS_NEEDED 32
+
+/*
+ * Whether need more descriptors can be opened now (the limit of open files, `ulimit -n`, leaves
+ * room for them): 0, or -EMFILE with why saying the limit, so that a command fails at once
+ * with "Too many open files" rather than later with a wrong finding (no CPUs, no clock source).
+ */
+int output_fds_check(unsigned need, char *why, size_t whylen);
 
 #endif
