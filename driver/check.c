@@ -213,7 +213,7 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 	char a[32], line[512];
 	double now = clock_wall();
 
-	if (!inv || inventory_take(dirfd, res->dir, inv) != 0) {
+	if (!inv || inventory_take(dirfd, true, inv) != 0) {
 		check_add(r, CHECK_WARN, "replicas", "scan", "cannot list %s", res->dir);
 		free(inv);
 		return;

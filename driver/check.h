@@ -36,6 +36,23 @@ void check_add(struct check_report *r, enum check_level level, const char *area,
 void check_probe(struct check_report *r, const struct options *o, struct topo *topo, int dirfd,
 		 struct node_result *res);
 
+/*
+ * What a check that was killed can leave in --dir, by full name: its probe replica
+ * (stagebench.check.probe.PID.TOKEN, or its temporary file, that name followed by
+ * .tmp.HOST.PID.TOKEN), its write probe (stagebench.check-write.PID.TOKEN) and
+ * the files of its create probe (stagebench.create.NODE.pPID-TOKEN-rR.tT.SEQ).
+ */
+enum check_leftover { CHECK_LEFT_NONE, CHECK_LEFT_PROBE, CHECK_LEFT_WRITE, CHECK_LEFT_FILE };
+enum check_leftover check_leftover_name(const char *name);
+
+/*
+ * Whether name in dirfd is such a leftover, by its name and its content: a regular file (not
+ * a symlink) that is empty, carries a stagebench header in block 0, or holds what the check
+ * writes there (the write probe's 4 KiB of 0x5a; the probe replica's reserved, zero block 0).
+ * 1 yes, 0 no (another's file under a similar name), -errno when it cannot be read.
+ */
+int check_leftover_removable(int dirfd, const char *name);
+
 /* "ok", "warn", "fail". */
 const char *check_level_name(enum check_level level);
 

@@ -3,8 +3,12 @@
  * check's probe: cached reads, random reads and small-file creates on every core at once, as a
  * run does them, three times; a core whose median is more than 25% above the node's is named.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver/check.h"
@@ -129,4 +133,82 @@ out:
 	free(t);
 	free(core);
 	free(sorted);
+}
+
+/* The names of the files a check makes in --dir (see check_fs and check_probe). */
+static const char *const check_leftover_patterns[] = {
+    /* the probe replica, or its temporary file while it is written */
+    [CHECK_LEFT_PROBE] = "^stagebench\\.check\\.probe\\.[0-9]+\\.[0-9a-f]{12}"
+			 "(\\.tmp\\.[A-Za-z0-9._-]{1,64}\\.[0-9]+\\.[0-9a-f]{12})?$",
+    [CHECK_LEFT_WRITE] = "^stagebench\\.check-write\\.[0-9]+\\.[0-9a-f]{12}$",
+    [CHECK_LEFT_FILE] = "^stagebench\\.create\\.[A-Za-z0-9._-]{1,64}\\.p[0-9]+-[0-9a-f]{12}-r[0-9]+"
+			"\\.t[0-9]+\\.[0-9]{6,}$",
+};
+
+enum check_leftover check_leftover_name(const char *name)
+{
+	/* The prefixes first: the inventory asks this of every file of a directory. */
+	if (strncmp(name, "stagebench.check", 16) != 0 &&
+	    strncmp(name, "stagebench.create.", 18) != 0)
+		return CHECK_LEFT_NONE;
+	for (int k = CHECK_LEFT_PROBE; k <= CHECK_LEFT_FILE; k++) {
+		regex_t re;
+		bool match;
+
+		if (regcomp(&re, check_leftover_patterns[k], REG_EXTENDED | REG_NOSUB) != 0)
+			continue;
+		match = regexec(&re, name, 0, NULL, 0) == 0;
+		regfree(&re);
+		if (match)
+			return (enum check_leftover)k;
+	}
+	return CHECK_LEFT_NONE;
+}
+
+/* Whether block (n bytes read) is all c. */
+static bool check_block_all(const unsigned char *block, ssize_t n, unsigned char c)
+{
+	for (ssize_t i = 0; i < n; i++) {
+		if (block[i] != c)
+			return false;
+	}
+	return true;
+}
+
+int check_leftover_removable(int dirfd, const char *name)
+{
+	enum check_leftover kind = check_leftover_name(name);
+	unsigned char block[4096];
+	struct stat st;
+	int rc = 0;
+
+	if (kind == CHECK_LEFT_NONE)
+		return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? 0 : -errno;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode))
+		goto out;
+	/* Empty: created, never written. Otherwise what the check writes there. */
+	ssize_t n = st.st_size ? pread(fd, block, sizeof(block), 0) : 0;
+	if (n < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (n == 0)
+		rc = 1;
+	else if (kind == CHECK_LEFT_WRITE)
+		rc = st.st_size <= (off_t)sizeof(block) && check_block_all(block, n, 0x5a);
+	else if (kind == CHECK_LEFT_PROBE && n == (ssize_t)sizeof(block) &&
+		 check_block_all(block, n, 0))
+		rc = 1;
+	else
+		rc = replica_is_ours(dirfd, name) == 1;
+out:
+	close(fd);
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver/check.h"
 #include "driver/inventory.h"
 #include "platform/bounded.h"
 #include "platform/fsinfo.h"
@@ -62,11 +63,20 @@ static int inventory_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* What `clean` may remove: replica_removable(), or a killed check's file. 1, 0 or -errno. */
+static int inventory_removable(int dirfd, const char *name)
+{
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return check_leftover_removable(dirfd, name);
+	return replica_removable(dirfd, name);
+}
+
 const char *inventory_kind_name(enum inventory_kind kind)
 {
 	static const char *const names[] = {[INV_REPLICA] = "replica",
 					    [INV_TEMP] = "temporary",
 					    [INV_FILE] = "file",
+					    [INV_CHECK] = "check",
 					    [INV_OTHER] = "other"};
 
 	return kind < INV_NKINDS ? names[kind] : "?";
@@ -78,6 +88,8 @@ static enum inventory_kind inventory_kind_of(const char *name)
 
 	if (inventory_is_replica_name(name, &temp) && !temp)
 		return INV_REPLICA;
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return INV_CHECK;
 	switch (replica_leftover_name(name)) {
 	case REPLICA_LEFTOVER_TEMP:
 		return INV_TEMP;
@@ -110,30 +122,33 @@ static void inventory_sum_add(struct inventory_sum *sum, const struct inventory_
 	sum->examples[i] = *e;
 }
 
-/* A replica: listed with its header and residency while there is room, else counted. */
-static void inventory_add_replica(struct inventory *inv, int dirfd, const char *dir,
-				  const struct inventory_entry *e)
+/* A replica: listed while there is room, else counted. */
+static void inventory_add_replica(struct inventory *inv, const struct inventory_entry *e)
 {
-	struct inventory_entry *r;
-	struct replica_info info;
-	char path[4096];
-
-	if (inv->nreplicas == INVENTORY_MAX_LISTED) {
+	if (inv->nreplicas == INVENTORY_MAX_LISTED)
 		inv->replicas_not_listed++;
-		return;
-	}
-	r = &inv->replicas[inv->nreplicas++];
-	*r = *e;
+	else
+		inv->replicas[inv->nreplicas++] = *e;
+}
+
+/* A listed replica's header and page-cache residency, read without following a link. */
+static void inventory_replica_details(int dirfd, struct inventory_entry *r)
+{
+	struct replica_info info;
+	struct fs_residency res;
+
 	if (replica_probe(dirfd, r->name, &info) == 0) {
 		r->ours = info.ours;
 		r->generation = info.generation;
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, r->name);
-	if (fs_residency(path, &r->residency) != 0)
-		r->residency = -1.0;
+	int fd = openat(dirfd, r->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && fs_residency_fd(fd, &res) == 0 && res.known)
+		r->residency = res.fraction;
+	if (fd >= 0)
+		close(fd);
 }
 
-int inventory_take(int dirfd, const char *dir, struct inventory *inv)
+int inventory_take(int dirfd, bool details, struct inventory *inv)
 {
 	struct dirent *de;
 	DIR *d;
@@ -159,7 +174,7 @@ int inventory_take(int dirfd, const char *dir, struct inventory *inv)
 		e.residency = -1.0;
 		e.kind = inventory_kind_of(de->d_name);
 		if (e.kind == INV_REPLICA) {
-			inventory_add_replica(inv, dirfd, dir, &e);
+			inventory_add_replica(inv, &e);
 			continue;
 		}
 		inventory_sum_add(&inv->left[e.kind], &e);
@@ -167,11 +182,15 @@ int inventory_take(int dirfd, const char *dir, struct inventory *inv)
 	}
 	closedir(d);
 	qsort(inv->replicas, inv->nreplicas, sizeof(inv->replicas[0]), inventory_cmp);
+	if (!details)
+		return 0;
+	for (size_t i = 0; i < inv->nreplicas; i++)
+		inventory_replica_details(dirfd, &inv->replicas[i]);
 	/* Only the examples are read: what `clean` would do with them. */
 	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
 		for (size_t i = 0; i < inv->left[k].nexamples; i++) {
 			struct inventory_entry *e = &inv->left[k].examples[i];
-			e->ours = replica_removable(dirfd, e->name) == 1;
+			e->ours = inventory_removable(dirfd, e->name) == 1;
 		}
 	}
 	return 0;
@@ -221,7 +240,7 @@ static int inventory_child(void *arg, int fd)
 	rep->fs = c->res->fs;
 	if (bounded_send(fd, rep, sizeof(*rep)) || rep->out != OUTCOME_OK)
 		return 1;
-	rep->listed = inventory_take(dirfd, rep->dir, &rep->inv) == 0;
+	rep->listed = inventory_take(dirfd, true, &rep->inv) == 0;
 	return bounded_send(fd, rep, sizeof(*rep)) ? 1 : 0;
 }
 
@@ -309,11 +328,26 @@ void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *
 	*inodes = __builtin_add_overflow(n, n4, inodes) ? UINT64_MAX : *inodes;
 }
 
+/* Whether the plan has every test of `run all`: `clean all`. */
+static bool inventory_plan_all(const struct plan *p)
+{
+	for (size_t i = 0; i < plan_ntests; i++) {
+		bool in = !plan_tests[i].in_all;
+		for (size_t k = 0; k < p->ntests && !in; k++)
+			in = p->tests[k].def == &plan_tests[i];
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
 /* Does a directory entry belong to the tests being cleaned? "stagebench.<test>." prefix. */
 static bool inventory_clean_match(const struct plan *p, const char *name)
 {
 	if (strncmp(name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
 		return false;
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return inventory_plan_all(p);
 	name += sizeof(inventory_prefix) - 1;
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct plan_test *pt = &p->tests[i];
@@ -348,7 +382,7 @@ enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, b
 	while ((de = readdir(d)) != NULL) {
 		if (!inventory_clean_match(p, de->d_name))
 			continue;
-		int ours = replica_removable(dirfd, de->d_name);
+		int ours = inventory_removable(dirfd, de->d_name);
 		if (ours != 1) {
 			printf("left alone: %s/%s (%s)\n", dir, de->d_name,
 			       ours < 0 ? strerror(-ours) : "not a stagebench file");

@@ -20,7 +20,8 @@ enum inventory_kind {
 	INV_REPLICA, /* stagebench.<test>.<size> */
 	INV_TEMP,    /* stagebench.<test>.<size>.tmp.<host>.<pid>.<token>: an interrupted prepare */
 	INV_FILE,  /* stagebench.<part>.<node>.p<pid>-<token>-...: a kept or left file of test 4 */
-	INV_OTHER, /* any other stagebench.* regular file (a killed check's probe files, ...) */
+	INV_CHECK, /* what a killed check left (check_leftover_name()) */
+	INV_OTHER, /* any other stagebench.* regular file */
 	INV_NKINDS,
 };
 
@@ -50,7 +51,8 @@ struct inventory_sum {
 /*
  * What stagebench has in a directory, in bounded space (plain data, no pointers): the
  * replicas one by one (the first INVENTORY_MAX_LISTED in name order), and the leftovers
- * (kinds INV_TEMP, INV_FILE, INV_OTHER) as a count, bytes, the oldest and a few examples.
+ * (kinds INV_TEMP, INV_FILE, INV_CHECK, INV_OTHER) as a count, bytes, the oldest and a few
+ * examples.
  */
 struct inventory {
 	struct inventory_entry replicas[INVENTORY_MAX_LISTED];
@@ -60,15 +62,16 @@ struct inventory {
 	struct inventory_sum leftovers;	       /* every kind together (no examples) */
 };
 
-/* "replica", "temporary", "file", "other". */
+/* "replica", "temporary", "file", "check", "other". */
 const char *inventory_kind_name(enum inventory_kind kind);
 
 /*
- * Take the inventory of directory dir (fd dirfd): each replica with its header, size, age and
- * page-cache residency; each leftover's name and size only (one fstatat each; the examples'
- * content is read to tell whether `clean` removes them). 0 or -errno.
+ * Take the inventory of directory dirfd: each replica with its size and age (with details, its
+ * header and page-cache residency too); each leftover's name and size only (one fstatat each;
+ * with details, the examples' content is read to tell whether `clean` removes them). Files are
+ * opened with openat, never through a link. 0 or -errno.
  */
-int inventory_take(int dirfd, const char *dir, struct inventory *inv);
+int inventory_take(int dirfd, bool details, struct inventory *inv);
 
 /*
  * One line on the leftovers in dir, "" when there are none: "12 leftover files in
@@ -116,6 +119,7 @@ void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *
  * The `clean` command: remove the files of the plan's tests (of every scale: "stagebench.
  * <test>." for replica tests, "stagebench.<part>." for the others) whose header is
  * stagebench's, or with dry_run say which would go; other files are named and left alone.
+ * A plan of every test (`clean all`) also removes what a killed check left.
  */
 enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, bool dry_run);
 

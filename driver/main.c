@@ -159,7 +159,7 @@ static void main_leftovers(struct main_env *e)
 	struct inventory *inv = malloc(sizeof(*inv));
 	char line[1024];
 
-	if (inv && inventory_take(e->dirfd, e->res.dir, inv) == 0) {
+	if (inv && inventory_take(e->dirfd, false, inv) == 0) {
 		inventory_leftovers_line(inv, e->res.dir, clock_wall(), line, sizeof(line));
 		if (line[0])
 			note_warning(&e->res, "%s", line);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,10 +25,17 @@ static double bounded_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* In the child: the standard descriptors on /dev/null, then the work, then _exit. */
-static void bounded_child(int fd, int (*fn)(void *arg, int fd), void *arg)
+/*
+ * In the child: SIGTERM when the parent dies (it stops as the command would, removing what it
+ * made), the standard descriptors on /dev/null, then the work, then _exit.
+ */
+static void bounded_child(int fd, pid_t parent, int (*fn)(void *arg, int fd), void *arg)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		raise(SIGTERM);
 
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
@@ -48,7 +56,7 @@ int bounded_start(struct bounded *b, double timeout_s, int (*fn)(void *arg, int 
 	b->eof = false;
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -errno;
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid < 0) {
 		int err = errno;
 		close(p[0]);
@@ -57,7 +65,7 @@ int bounded_start(struct bounded *b, double timeout_s, int (*fn)(void *arg, int 
 	}
 	if (pid == 0) {
 		close(p[0]);
-		bounded_child(p[1], fn, arg);
+		bounded_child(p[1], parent, fn, arg);
 	}
 	close(p[1]);
 	b->pid = pid;

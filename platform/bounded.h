@@ -23,6 +23,7 @@ struct bounded {
  * Fork a child that runs fn(arg, fd) with fd the write end of a pipe (bounded_send() writes
  * to it) and its stdin, stdout and stderr on /dev/null (so a child left behind holds no pipe
  * of whoever waits for this command), then _exits with 0 when fn returned 0, 1 otherwise.
+ * A child whose parent dies is sent SIGTERM.
  * The deadline is timeout_s from now. 0 or -errno (nothing started).
  */
 int bounded_start(struct bounded *b, double timeout_s, int (*fn)(void *arg, int fd), void *arg);

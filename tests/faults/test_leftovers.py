@@ -5,6 +5,7 @@ grow with their number, within seconds; `run` and `prepare` warn about them (std
 summary's warnings); `clean all` removes every kind and leaves another user's file alone."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -111,6 +112,42 @@ class Leftovers(ft.FaultCase):
         self.assertEqual(os.listdir(stage), [os.path.basename(theirs)])
         with open(theirs) as f:
             self.assertEqual(f.read(), "not yours\n")
+
+    def test_clean_all_removes_what_a_killed_check_left(self):
+        stage = self.stage()
+        os.chmod(stage, 0o1777)
+        # a real check killed with its child (the whole group, as kill -9 of a job does)
+        proc = subprocess.Popen([ft.binary(), "check", "--dir", stage, "--scale", "tiny"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.addCleanup(ft.reap, proc)
+        ft.wait_for(lambda: any(n.startswith("stagebench.create.") for n in os.listdir(stage)))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        # and the shapes a kill can leave at other moments
+        def put(name, data):
+            with open(os.path.join(stage, name), "wb") as f:
+                f.write(data)
+        put("stagebench.check-write.123.%s" % TOKEN, b"")
+        put("stagebench.check-write.124.%s" % TOKEN, b"\x5a" * 4096)
+        put("stagebench.check.probe.9.%s" % TOKEN, b"\0" * 8192)
+        put("stagebench.check.probe.9.%s.tmp.n1.9.%s" % (TOKEN, TOKEN), b"")
+        left = sorted(os.listdir(stage))
+        theirs = ["stagebench.check-write.125.%s" % TOKEN, "stagebench.check.probe.9.%sx" % TOKEN]
+        for name in theirs:
+            p = subprocess.run(["runuser", "-u", "nobody", "--", "tee", os.path.join(stage, name)],
+                               input="not yours\n", capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        info = json.loads(run(["info", "--dir", stage, "--format", "json"]).stdout)
+        self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left) + 1)
+        self.assertEqual(info["leftovers"]["kinds"]["other"]["count"], 1)
+        # clean of some tests leaves them; clean all removes them, not another's
+        self.assertEqual(run(["clean", "1a", "4", "--dir", stage]).returncode, 0)
+        self.assertEqual(sorted(os.listdir(stage)), sorted(left + theirs))
+        p = run(["clean", "all", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("%d files removed, 1 left alone" % len(left), p.stdout)
+        self.assertEqual(sorted(os.listdir(stage)), sorted(theirs))
 
 
 if __name__ == "__main__":
