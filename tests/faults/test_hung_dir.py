@@ -104,21 +104,22 @@ class HungDir(ft.FaultCase):
         self.assertIsNone(doc["files"])
         self.assertTrue(doc["threads"])
 
-        # SIGTERM: check ends at once, even while its child waits on the server
-        proc = ft.popen(["check", "--dir", self.stage, "--scale", "tiny"])
-        try:
-            time.sleep(2)
-            t0 = time.monotonic()
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=10)
-            took = time.monotonic() - t0
-        finally:
-            ft.reap(proc)
-        sys.stderr.write("check on a hung sshfs, SIGTERM: exit %d after %.2f s\n"
-                         % (proc.returncode, took))
-        self.assertEqual(proc.returncode, 143, err)
-        self.assertLess(took, 3)
-        self.assertIn("stagebench: error: interrupted by SIGTERM", err)
+        # SIGTERM: check and info end at once, even while their child waits on the server
+        for cmd in ("check", "info"):
+            proc = ft.popen([cmd, "--dir", self.stage, "--scale", "tiny"])
+            try:
+                time.sleep(2)
+                t0 = time.monotonic()
+                proc.send_signal(signal.SIGTERM)
+                out, err = proc.communicate(timeout=10)
+                took = time.monotonic() - t0
+            finally:
+                ft.reap(proc)
+            sys.stderr.write("%s on a hung sshfs, SIGTERM: exit %d after %.2f s\n"
+                             % (cmd, proc.returncode, took))
+            self.assertEqual(proc.returncode, 143, err)
+            self.assertLess(took, 3)
+            self.assertIn("stagebench: error: interrupted by SIGTERM", err)
 
 
 if __name__ == "__main__":
