@@ -274,8 +274,24 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 			 path, dir, strerror(e));
 		return -e;
 	}
+	/*
+	 * Its owner could swap the summary between its writing and its rename: the directory
+	 * must be this user's or root's, or belong to whom the server makes this user (a root
+	 * squashed to nobody owns what it creates as nobody).
+	 */
+	struct stat mine;
+	if (fstat(fd, &mine) != 0)
+		mine.st_uid = geteuid();
 	close(fd);
 	unlink(tmp);
+	if (st.st_uid != geteuid() && st.st_uid != 0 && st.st_uid != mine.st_uid) {
+		snprintf(
+		    why, whylen,
+		    "--out '%s': directory '%s' belongs to another user (uid %ld): not writing "
+		    "the summary there",
+		    path, dir, (long)st.st_uid);
+		return -EPERM;
+	}
 	return 0;
 }
 

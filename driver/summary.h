@@ -48,7 +48,8 @@ int summary_write_file(const struct node_result *res, const struct options *o, c
 		       bool force);
 /*
  * Check before the run that path can be written later (directory writable, no clash): a
- * directory, a symbolic link, a FIFO or a device at path is refused even with force.
+ * directory, a symbolic link, a FIFO or a device at path is refused even with force, and so
+ * is a directory that belongs to a user other than this one or root.
  */
 int summary_check_out(const char *path, bool force, char *why, size_t whylen);
 

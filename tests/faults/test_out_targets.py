@@ -107,6 +107,23 @@ class OutTargets(ft.FaultCase):
             self.assertEqual(f.read(), "mine\n")
         self.assertEqual(sorted(os.listdir(stage)), [os.path.basename(planted)])
 
+    def test_a_directory_of_another_user_is_refused(self):
+        ft.require_root(self)
+        stage = self.stage()
+        theirs = self.path("theirs")
+        os.mkdir(theirs)
+        os.chown(theirs, 65534, 65534)
+        out = os.path.join(theirs, "node.json")
+        p = run(RUN + ["--dir", stage, "--out", out])
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("--out '%s': directory '%s' belongs to another user (uid 65534): not "
+                      "writing the summary there" % (out, theirs), p.stderr)
+        self.assertEqual(os.listdir(theirs), [])
+        # root's own directories, sticky /tmp among them, are fine
+        os.chmod(self.dir, 0o1777)
+        p = run(RUN + ["--dir", stage, "--out", self.path("mine.json")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+
 
 if __name__ == "__main__":
     ft.setup_from_argv()
