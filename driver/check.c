@@ -272,10 +272,10 @@ struct check_child_ctx {
 	const struct options *o;
 	struct topo *topo;
 	struct node_result *res;
-	enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen);
-	void *open_ctx;
-	int fd;	     /* the pipe to the parent */
-	size_t sent; /* findings of r already sent */
+	const struct inventory_dir_hooks *dir;
+	struct check_report *parent_report; /* the parent's: freed in the child at its end */
+	int fd;				    /* the pipe to the parent */
+	size_t sent;			    /* findings of r already sent */
 	struct check_report r;
 };
 
@@ -299,10 +299,9 @@ static int check_child_say(struct check_child_ctx *c, const char *next)
 	return bounded_send(c->fd, &m, sizeof(m));
 }
 
-/* The child: everything that touches the directory, which may never answer. */
-static int check_child(void *arg, int fd)
+/* The child's work: everything that touches the directory, which may never answer. */
+static int check_child_work(struct check_child_ctx *c, int fd)
 {
-	struct check_child_ctx *c = arg;
 	static struct check_msg m;
 	int dirfd = -1;
 
@@ -311,7 +310,7 @@ static int check_child(void *arg, int fd)
 		return 1;
 	memset(&m, 0, sizeof(m));
 	m.kind = CHECK_MSG_DIR;
-	m.out = c->open_dir(c->open_ctx, &dirfd, m.text, sizeof(m.text));
+	m.out = c->dir->open(c->dir->ctx, &dirfd, m.text, sizeof(m.text));
 	if (m.out == OUTCOME_OK)
 		snprintf(m.text, sizeof(m.text), "%s", c->res->dir);
 	if (bounded_send(fd, &m, sizeof(m)) || m.out != OUTCOME_OK)
@@ -332,6 +331,18 @@ static int check_child(void *arg, int fd)
 		check_add(&c->r, CHECK_FAIL, "probe", "run",
 			  "skipped: the directory cannot be written");
 	return check_child_say(c, NULL);
+}
+
+/* The child: its work, then what it inherited freed, as the command frees it. */
+static int check_child(void *arg, int fd)
+{
+	struct check_child_ctx *c = arg;
+	int rc = check_child_work(c, fd);
+
+	c->dir->release(c->dir->ctx);
+	free(c->parent_report);
+	free(c);
+	return rc;
 }
 
 /*
@@ -389,8 +400,7 @@ static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r,
 }
 
 enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
-			enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen),
-			void *open_ctx)
+			const struct inventory_dir_hooks *dir)
 {
 	struct check_child_ctx *c = calloc(1, sizeof(*c));
 	struct check_report *r = calloc(1, sizeof(*r));
@@ -400,7 +410,7 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 	if (!r || !c)
 		goto out;
 	*c = (struct check_child_ctx){
-	    .o = o, .topo = topo, .res = res, .open_dir = open_dir, .open_ctx = open_ctx};
+	    .o = o, .topo = topo, .res = res, .dir = dir, .parent_report = r};
 	snprintf(res->dir, sizeof(res->dir), "%s", o->dir ? o->dir : "");
 	check_clock(r, res);
 	check_cpus(r, topo, res);

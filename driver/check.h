@@ -60,15 +60,15 @@ const char *check_level_name(enum check_level level);
 #define CHECK_DEADLINE_S 25
 
 /*
- * The check, printed on stdout. Everything that touches --dir (open_dir, which opens it and
+ * The check, printed on stdout. Everything that touches --dir (dir->open, which opens it and
  * fills res->dir and res->fs, the filesystem findings, the listing and the probe) runs in a
  * child process: a directory whose server hangs gives "fail fs: not responding after
  * CHECK_DEADLINE_S s" instead of a check that never ends, and a signal ends the check at once.
- * The outcome is OUTCOME_OK when no finding is `fail`, OUTCOME_FAILED otherwise; open_dir's
+ * The outcome is OUTCOME_OK when no finding is `fail`, OUTCOME_FAILED otherwise; dir->open's
  * outcome when the directory cannot be used (its reason logged), or an interruption.
  */
+struct inventory_dir_hooks;
 enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
-			enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen),
-			void *open_ctx);
+			const struct inventory_dir_hooks *dir);
 
 #endif

@@ -220,20 +220,18 @@ void inventory_leftovers_line(const struct inventory *inv, const char *dir, doub
 }
 
 struct inventory_child_ctx {
-	enum outcome (*open_dir)(void *ctx, int *dirfd, char *why, size_t whylen);
-	void *ctx;
+	const struct inventory_dir_hooks *dir;
 	struct node_result *res;
 	struct inventory_report *rep;
 };
 
-/* The child: the report once the directory is open, then again with its inventory. */
-static int inventory_child(void *arg, int fd)
+/* The child's work: the report once the directory is open, then again with its inventory. */
+static int inventory_child_work(struct inventory_child_ctx *c, int fd)
 {
-	struct inventory_child_ctx *c = arg;
 	struct inventory_report *rep = c->rep;
 	int dirfd = -1;
 
-	rep->out = c->open_dir(c->ctx, &dirfd, rep->why, sizeof(rep->why));
+	rep->out = c->dir->open(c->dir->ctx, &dirfd, rep->why, sizeof(rep->why));
 	rep->answered = true;
 	snprintf(rep->dir, sizeof(rep->dir), "%s", c->res->dir);
 	rep->fs_ok = c->res->fs_ok;
@@ -244,13 +242,21 @@ static int inventory_child(void *arg, int fd)
 	return bounded_send(fd, rep, sizeof(*rep)) ? 1 : 0;
 }
 
-enum outcome inventory_report_take(enum outcome (*open_dir)(void *ctx, int *dirfd, char *why,
-							    size_t whylen),
-				   void *ctx, struct node_result *res, int timeout_s,
-				   volatile sig_atomic_t *stop, struct inventory_report *rep)
+static int inventory_child(void *arg, int fd)
+{
+	struct inventory_child_ctx *c = arg;
+	int rc = inventory_child_work(c, fd);
+
+	c->dir->release(c->dir->ctx);
+	return rc;
+}
+
+enum outcome inventory_report_take(const struct inventory_dir_hooks *dir, struct node_result *res,
+				   int timeout_s, volatile sig_atomic_t *stop,
+				   struct inventory_report *rep)
 {
 	static struct inventory_report got;
-	struct inventory_child_ctx c = {open_dir, ctx, res, &got};
+	struct inventory_child_ctx c = {dir, res, &got};
 	struct bounded b;
 	int rc, n = 0;
 

@@ -81,6 +81,17 @@ int inventory_take(int dirfd, bool details, struct inventory *inv);
 void inventory_leftovers_line(const struct inventory *inv, const char *dir, double now, char *buf,
 			      size_t len);
 
+/*
+ * How info and check reach --dir from the child process that may hang on it: open opens it
+ * (fills res->dir, res->fs_ok, res->fs and *dirfd, or says why not, with the outcome);
+ * release, called in the child before it exits, frees what it inherited of the command.
+ */
+struct inventory_dir_hooks {
+	enum outcome (*open)(void *ctx, int *dirfd, char *why, size_t whylen);
+	void (*release)(void *ctx);
+	void *ctx;
+};
+
 /* What `info` shows of --dir answers within this, whatever its filesystem does. */
 #define INVENTORY_DEADLINE_S 20
 
@@ -97,15 +108,13 @@ struct inventory_report {
 };
 
 /*
- * Open --dir with open_dir (which fills res->dir, res->fs_ok and res->fs, and *dirfd, or
- * says why not) and take its inventory, in a child process, within timeout_s: what was
+ * Open --dir with dir->open and take its inventory, in a child process, within timeout_s: what was
  * learnt before the deadline goes into rep (answered false and why "not responding after
  * N s" when it passed). Returns rep->out, or an interruption when *stop became non-zero.
  */
-enum outcome inventory_report_take(enum outcome (*open_dir)(void *ctx, int *dirfd, char *why,
-							    size_t whylen),
-				   void *ctx, struct node_result *res, int timeout_s,
-				   volatile sig_atomic_t *stop, struct inventory_report *rep);
+enum outcome inventory_report_take(const struct inventory_dir_hooks *dir, struct node_result *res,
+				   int timeout_s, volatile sig_atomic_t *stop,
+				   struct inventory_report *rep);
 
 /*
  * Bytes and inodes the plan still needs in dirfd with threads threads: missing replicas

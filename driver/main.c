@@ -400,6 +400,22 @@ static enum outcome main_check_dir(void *ctx, int *dirfd, char *why, size_t whyl
 	return out;
 }
 
+/* In that child process, before it exits: what it inherited of the command, freed. */
+static void main_child_release(void *ctx)
+{
+	struct main_env *e = ctx;
+
+	if (e->topo)
+		topo_close(e->topo);
+	e->topo = NULL;
+	if (e->dirfd >= 0)
+		close(e->dirfd);
+	e->dirfd = -1;
+	result_free(&e->res);
+	/* The child's stdout is /dev/null: what the parent had buffered goes nowhere. */
+	output_stdout_close(0);
+}
+
 static int main_info_print(struct main_env *e, const struct inventory_report *rep)
 {
 	unsigned allowed[OPTIONS_MAX_CPUS];
@@ -427,8 +443,9 @@ static int main_info(struct main_env *e)
 		static struct inventory_report rep;
 		snprintf(e->res.dir, sizeof(e->res.dir), "%s", o->dir);
 		stop_install();
-		out = inventory_report_take(main_check_dir, e, &e->res, INVENTORY_DEADLINE_S,
-					    &stop_signal, &rep);
+		const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+		out = inventory_report_take(&hooks, &e->res, INVENTORY_DEADLINE_S, &stop_signal,
+					    &rep);
 		if (out != OUTCOME_OK)
 			return main_fail(e, out,
 					 out < OUTCOME_INTERRUPTED_INT ? rep.why
@@ -458,7 +475,8 @@ static int main_check(struct main_env *e)
 				 "no working directory: give --dir DIR or set STAGEBENCH_DIR");
 	main_clock(e);
 	stop_install();
-	out = check_node(&e->o, e->topo, &e->res, main_check_dir, e);
+	const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+	out = check_node(&e->o, e->topo, &e->res, &hooks);
 	return main_finish(e, out);
 }
 
