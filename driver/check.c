@@ -254,6 +254,9 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 /* How long a stopped check waits for its child to remove its probe files. */
 #define CHECK_GRACE_S 2.0
 
+/* The stage of the child once only the probe is left. */
+#define CHECK_STAGE_PROBE "running the probe in it"
+
 /* What the child that works on the directory tells check_node, one record at a time. */
 enum check_msg_kind {
 	CHECK_MSG_DIR,	   /* the directory opened (text: its real path) or not (out, text: why) */
@@ -324,7 +327,7 @@ static int check_child_work(struct check_child_ctx *c, int fd)
 		if (c->r.f[i].level == CHECK_FAIL && strcmp(c->r.f[i].area, "fs") == 0)
 			can_write = false;
 	}
-	check_child_say(c, "running the probe in it");
+	check_child_say(c, CHECK_STAGE_PROBE);
 	if (can_write)
 		check_probe(&c->r, c->o, c->topo, dirfd, c->res);
 	else
@@ -386,8 +389,21 @@ static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r,
 		bounded_end(&b);
 		return stop_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
 	}
+	if (rc == -ETIMEDOUT) {
+		/* Past the deadline: the child is asked to stop and clean up, then killed. */
+		bounded_signal(&b, SIGTERM, CHECK_GRACE_S);
+		while (bounded_read(&b, &m, sizeof(m), &stop_signal) == 1)
+			;
+	}
 	int status = bounded_end(&b);
-	if (rc == -ETIMEDOUT)
+	/* A probe that runs too long is slow or stuck: either way the directory cannot hold a run.
+	 */
+	if (rc == -ETIMEDOUT && strcmp(stage, CHECK_STAGE_PROBE) == 0)
+		check_add(r, CHECK_FAIL, "probe", "run",
+			  "not finished after %d s: %s answers too slowly, or stopped answering, "
+			  "while the probe read and wrote in it",
+			  CHECK_DEADLINE_S, c->res->dir);
+	else if (rc == -ETIMEDOUT)
 		check_add(r, CHECK_FAIL, "fs", "responding",
 			  "not responding after %d s (while %s): a call on %s never returned; "
 			  "the rest of the check was not done",

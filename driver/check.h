@@ -56,7 +56,10 @@ int check_leftover_removable(int dirfd, const char *name);
 /* "ok", "warn", "fail". */
 const char *check_level_name(enum check_level level);
 
-/* The directory's part of the check answers within this, whatever its filesystem does. */
+/*
+ * The directory's part of the check answers within this, whatever its filesystem does (then
+ * its child gets 2 s to stop and remove its files: 27 s at most).
+ */
 #define CHECK_DEADLINE_S 25
 
 /*

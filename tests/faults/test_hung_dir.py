@@ -122,6 +122,34 @@ class HungDir(ft.FaultCase):
             self.assertIn("stagebench: error: interrupted by SIGTERM", err)
 
 
+class SlowProbe(ft.FaultCase):
+    def test_a_probe_past_the_deadline_is_stopped(self):
+        # every read of the probe's replica waits 1 s: the probe cannot end in 25 s
+        stage = self.stage()
+        t0 = time.monotonic()
+        p = ft.run(["check", "--dir", stage, "--scale", "tiny", "--format", "json"],
+                   timeout=CHECK_BOUND + 20,
+                   env=ft.shim_env("read:*:delay=1s", path="stagebench.check.probe"))
+        took = time.monotonic() - t0
+        sys.stderr.write("check with a probe that cannot finish: exit %d after %.1f s\n"
+                         % (p.returncode, took))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(took, 30)
+        doc = json.loads(p.stdout)
+        bad = [f for f in doc["findings"] if f["status"] == "fail"]
+        self.assertEqual([(f["area"], f["check"]) for f in bad], [("probe", "run")], doc)
+        self.assertTrue(bad[0]["message"].startswith("not finished after %d s:" % CHECK_BOUND))
+        self.assertIn(("fs", "writable"), [(f["area"], f["check"]) for f in doc["findings"]])
+        # a probe stuck in a pass is killed: what it left is known, and clean all removes it
+        time.sleep(0.5)
+        left = os.listdir(stage)
+        info = json.loads(ft.run(["info", "--dir", stage, "--format", "json"]).stdout)
+        self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left))
+        p = ft.run(["clean", "all", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(stage), [])
+
+
 if __name__ == "__main__":
     ft.setup_from_argv()
     unittest.main(verbosity=2)
