@@ -195,6 +195,8 @@ static void views_info_files_json(struct json *j, const struct inventory *inv)
 	if (!inv) {
 		json_key(j, "files");
 		json_null(j);
+		json_key(j, "files_not_listed");
+		json_null(j);
 		json_key(j, "leftovers");
 		json_null(j);
 		return;
@@ -239,8 +241,7 @@ static int views_info_json(const struct node_result *res, const struct inventory
 	json_key(&j, "clock");
 	summary_json_clock(&j, res, true);
 	json_kv_string(&j, "dir", rep ? res->dir : NULL);
-	if (rep)
-		json_kv_string(&j, "dir_error", rep->answered ? NULL : rep->why);
+	json_kv_string(&j, "dir_error", rep && !rep->answered ? rep->why : NULL);
 	json_key(&j, "fs");
 	if (rep && res->fs_ok)
 		summary_json_fs(&j, res, true);
