@@ -17,7 +17,9 @@
 #include "driver/plan.h"
 #include "driver/run.h"
 #include "driver/summary.h"
+#include "driver/stop.h"
 #include "driver/views.h"
+#include "platform/bounded.h"
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
@@ -33,10 +35,8 @@ const char *check_level_name(enum check_level level)
 	return names[level];
 }
 
-static void check_add(struct check_report *r, enum check_level level, const char *area,
-		      const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void check_add(struct check_report *r, enum check_level level, const char *area,
-		      const char *name, const char *fmt, ...)
+void check_add(struct check_report *r, enum check_level level, const char *area, const char *name,
+	       const char *fmt, ...)
 {
 	va_list ap;
 
@@ -142,6 +142,17 @@ static void check_cpus(struct check_report *r, struct topo *topo, const struct n
 			  "not performance: %s; the clock of a core may drop during a run", odd);
 }
 
+/* Where the I/O buffer sits, and whether the calibration could choose it. */
+static void check_buffer(struct check_report *r, const struct options *o, struct node_result *res)
+{
+	char line[256];
+
+	run_buffer_place(o->buffer_offset, o->xfer, res);
+	summary_buffer_line(&res->bufplace, line, sizeof(line));
+	check_add(r, res->bufplace.calibrated || res->bufplace.fixed ? CHECK_OK : CHECK_WARN,
+		  "buffer", "placement", "%s", line);
+}
+
 static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 		     const struct node_result *res)
 {
@@ -172,7 +183,9 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 			  (unsigned long long)res->fs.inodes_free, (unsigned long long)inodes);
 
 	/* Writable, for real: create, write, flush and remove one file. */
-	snprintf(name, sizeof(name), "stagebench.check-write.%ld", (long)getpid());
+	char token[FS_TOKEN_LEN + 1];
+	fs_token(token, sizeof(token));
+	snprintf(name, sizeof(name), "stagebench.check-write.%ld.%s", (long)getpid(), token);
 	int fd = fs_create(dirfd, name, O_WRONLY);
 	if (fd < 0) {
 		check_add(r, CHECK_FAIL, "fs", "writable", "cannot create a file in %s: %s",
@@ -208,26 +221,17 @@ static bool check_needs_prepare(const struct test_def *t)
 
 static void check_replicas(struct check_report *r, int dirfd, const struct node_result *res)
 {
-	struct inventory_entry *v;
-	size_t n, temps = 0, files = 0, replicas = 0;
-	char a[32];
+	struct inventory *inv = malloc(sizeof(*inv));
+	char a[32], line[512];
 	double now = clock_wall();
 
-	if (inventory_scan(dirfd, res->dir, &v, &n) != 0) {
+	if (!inv || inventory_take(dirfd, true, inv) != 0) {
 		check_add(r, CHECK_WARN, "replicas", "scan", "cannot list %s", res->dir);
+		free(inv);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		if (e->kind == INV_TEMP) {
-			temps++;
-			continue;
-		}
-		if (e->kind == INV_FILE) {
-			files++;
-			continue;
-		}
-		replicas++;
+	for (size_t i = 0; i < inv->nreplicas; i++) {
+		const struct inventory_entry *e = &inv->replicas[i];
 		if (!e->ours) {
 			check_add(r, CHECK_WARN, "replicas", e->name,
 				  "%s, not a valid stagebench replica (damaged or foreign): a run "
@@ -244,7 +248,11 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 			  size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
 			  now - e->mtime, cached);
 	}
-	if (!replicas) {
+	if (inv->replicas_not_listed)
+		check_add(r, CHECK_WARN, "replicas", "more",
+			  "%llu more files named like replicas, not checked one by one",
+			  (unsigned long long)inv->replicas_not_listed);
+	if (!inv->nreplicas) {
 		char by_run[64], by_prepare[64];
 		plan_join_tests(check_created_by_run, by_run, sizeof(by_run));
 		plan_join_tests(check_needs_prepare, by_prepare, sizeof(by_prepare));
@@ -252,169 +260,207 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 			  "no replicas yet: run creates those of %s; 'prepare %s' that of %s",
 			  by_run, by_prepare, by_prepare);
 	}
-	if (temps || files)
-		check_add(
-		    r, CHECK_WARN, "replicas", "leftovers",
-		    "%zu half-written replica%s and %zu other stagebench file%s (test 4's, kept "
-		    "or left by an interrupted run; 'stagebench clean all' removes them)",
-		    temps, temps == 1 ? "" : "s", files, files == 1 ? "" : "s");
-	free(v);
+	inventory_leftovers_line(inv, res->dir, now, line, sizeof(line));
+	if (line[0])
+		check_add(r, CHECK_WARN, "replicas", "leftovers", "%s", line);
+	free(inv);
 }
 
-/* The probe: three short parts on every core at once, as a run would do them. */
-static const struct test_def check_probe_test = {"check", "node_probe", true, false, false, false};
-#define CHECK_PROBE_FILE (64ull << 20)
-/* The same parameters at every scale. */
-#define CHECK_PROBE_AT(...)                                                                        \
-	{                                                                                          \
-		{__VA_ARGS__}, {__VA_ARGS__},                                                      \
-		{                                                                                  \
-			__VA_ARGS__                                                                \
-		}                                                                                  \
-	}
-/* clang-format off */
-static const struct part_def check_probe_parts[] = {
-    /* 512 MiB of cached reads per core */
-    {"cached", "check", "seqread", "cached reads", CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
-    {"random", "check", "randread", "random 4 KiB reads",
-     CHECK_PROBE_AT(10000, 4096, CHECK_PROBE_FILE, 0)},
-    {"create", "check", "manyfiles", "small-file creates", CHECK_PROBE_AT(300, 4096, 0, 0)},
+/* How long a stopped check waits for its child to remove its probe files. */
+#define CHECK_GRACE_S 2.0
+
+/* The stage of the child once only the probe is left. */
+#define CHECK_STAGE_PROBE "running the probe in it"
+
+/* What the child that works on the directory tells check_node, one record at a time. */
+enum check_msg_kind {
+	CHECK_MSG_DIR,	   /* the directory opened (text: its real path) or not (out, text: why) */
+	CHECK_MSG_STAGE,   /* text: what the child starts doing now */
+	CHECK_MSG_FINDING, /* f: one finding */
 };
-/* clang-format on */
-#define CHECK_PROBE_NPARTS (sizeof(check_probe_parts) / sizeof(check_probe_parts[0]))
-/* The probe runs this many times; a core's time is its median, so one hiccup is no finding. */
-#define CHECK_PROBE_REPEAT 3
 
-/* The finding of one probe part: the slow cores, or the node's rate. */
-static void check_probe_say(struct check_report *r, const struct part_result *pr, const char *slow,
-			    double med, size_t nthreads)
+struct check_msg {
+	enum check_msg_kind kind;
+	enum outcome out;
+	char text[BENCH_PATH_MAX + 512];
+	struct check_finding f;
+};
+
+struct check_child_ctx {
+	const struct options *o;
+	struct topo *topo;
+	struct node_result *res;
+	const struct inventory_dir_hooks *dir;
+	struct check_report *parent_report; /* the parent's: freed in the child at its end */
+	int fd;				    /* the pipe to the parent */
+	size_t sent;			    /* findings of r already sent */
+	struct check_report r;
+};
+
+/* Send what was found since the last call, then say what comes next (NULL: nothing). */
+static int check_child_say(struct check_child_ctx *c, const char *next)
 {
-	const char *what = pr->pp->def->what;
-	double rate = pr->node_time_s > 0 ? (double)pr->bytes / pr->node_time_s : 0;
-	char a[32], b[32];
+	static struct check_msg m;
+	int rc = 0;
 
-	if (slow[0])
-		check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
-			  "%s: %s than the node's median core (%.3f s)", what, slow, med);
-	else if (pr->pp->ops->caps & BENCH_WRITES_FILES)
-		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-			  "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
-			  what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
-			  nthreads);
+	for (; !rc && c->sent < c->r.n; c->sent++) {
+		memset(&m, 0, sizeof(m));
+		m.kind = CHECK_MSG_FINDING;
+		m.f = c->r.f[c->sent];
+		rc = bounded_send(c->fd, &m, sizeof(m));
+	}
+	if (rc || !next)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	m.kind = CHECK_MSG_STAGE;
+	snprintf(m.text, sizeof(m.text), "%s", next);
+	return bounded_send(c->fd, &m, sizeof(m));
+}
+
+/* The child's work: everything that touches the directory, which may never answer. */
+static int check_child_work(struct check_child_ctx *c, int fd)
+{
+	static struct check_msg m;
+	int dirfd = -1;
+
+	c->fd = fd;
+	if (check_child_say(c, "opening it"))
+		return 1;
+	memset(&m, 0, sizeof(m));
+	m.kind = CHECK_MSG_DIR;
+	m.out = c->dir->open(c->dir->ctx, &dirfd, m.text, sizeof(m.text));
+	if (m.out == OUTCOME_OK)
+		snprintf(m.text, sizeof(m.text), "%s", c->res->dir);
+	if (bounded_send(fd, &m, sizeof(m)) || m.out != OUTCOME_OK)
+		return 1;
+	check_child_say(c, "reading its space and creating a file in it");
+	check_fs(&c->r, c->o, dirfd, c->res);
+	check_child_say(c, "listing it");
+	check_replicas(&c->r, dirfd, c->res);
+	bool can_write = true;
+	for (size_t i = 0; i < c->r.n; i++) {
+		if (c->r.f[i].level == CHECK_FAIL && strcmp(c->r.f[i].area, "fs") == 0)
+			can_write = false;
+	}
+	check_child_say(c, CHECK_STAGE_PROBE);
+	if (can_write)
+		check_probe(&c->r, c->o, c->topo, dirfd, c->res);
 	else
-		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-			  "%s: %s (%s per core) on %zu cores, every core within 25%% of the median",
-			  what, size_format_rate(rate, a, sizeof(a)),
-			  size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
-			  nthreads);
+		check_add(&c->r, CHECK_FAIL, "probe", "run",
+			  "skipped: the directory cannot be written");
+	return check_child_say(c, NULL);
 }
 
-static void check_probe(struct check_report *r, const struct options *o, struct topo *topo,
-			int dirfd, struct node_result *res)
+/* The child: its work, then what it inherited freed, as the command frees it. */
+static int check_child(void *arg, int fd)
 {
-	const struct run_env env = {.topo = topo, .dirfd = dirfd, .progress = false};
-	struct plan plan;
-	char replica[64], why[256];
+	struct check_child_ctx *c = arg;
+	int rc = check_child_work(c, fd);
 
-	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld", (long)getpid());
-	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
-			    (enum scale)o->scale, replica, &plan, why, sizeof(why)) != 0) {
-		check_add(r, CHECK_FAIL, "probe", "plan", "the probe cannot be planned: %s", why);
-		return;
-	}
-	plan.run.repeat = CHECK_PROBE_REPEAT;
-	plan.run.xfer = o->xfer;
-	plan.run.buffer_offset = res->bufplace.offset; /* the placement reported */
-	plan.run.seed = 1;
-
-	enum outcome out = run_execute(&plan, &env, res);
-	replica_remove(dirfd, plan.tests[0].replica);
-	if (out != OUTCOME_OK) {
-		check_add(r, CHECK_FAIL, "probe", "run", "the probe failed: %s",
-			  res->nerrors ? res->errors[0] : outcome_name(out));
-		return;
-	}
-	/* Per part and core, the median over the repetitions; then each core against the median. */
-	size_t nthreads = res->tplan.nslots, nparts = plan.nparts;
-	if (res->nparts != nparts * CHECK_PROBE_REPEAT) {
-		check_add(r, CHECK_FAIL, "probe", "run", "the probe ran %zu of its %zu parts",
-			  res->nparts, nparts * CHECK_PROBE_REPEAT);
-		return;
-	}
-	double *t = calloc(nthreads * CHECK_PROBE_REPEAT, sizeof(*t));
-	double *core = calloc(nthreads, sizeof(*core)), *sorted = calloc(nthreads, sizeof(*sorted));
-	if (!t || !core || !sorted)
-		goto out;
-	for (size_t k = 0; k < nparts; k++) {
-		const struct part_result *pr = &res->parts[k];
-		struct stats_summary sum;
-		char slow[400] = "";
-
-		for (size_t th = 0; th < nthreads; th++) {
-			for (size_t rep = 0; rep < CHECK_PROBE_REPEAT; rep++) {
-				const struct part_result *q = &res->parts[rep * nparts + k];
-				t[rep] = q->threads ? q->threads[th].time_s : 0;
-			}
-			stats_summarize(t, CHECK_PROBE_REPEAT, &sum);
-			core[th] = sorted[th] = sum.median;
-		}
-		stats_summarize(sorted, nthreads, &sum);
-		double med = sum.median;
-		for (size_t th = 0; th < nthreads; th++) {
-			if (med > 0 && core[th] > med * (1.0 + SUMMARY_OUTLIER)) {
-				size_t len = strlen(slow);
-				snprintf(slow + len, sizeof(slow) - len, "%sCPU %u %.0f%% slower",
-					 len ? ", " : "", res->tplan.slots[th].pu,
-					 (core[th] / med - 1.0) * 100.0);
-			}
-		}
-		check_probe_say(r, pr, slow, med, nthreads);
-	}
-out:
-	free(t);
-	free(core);
-	free(sorted);
+	c->dir->release(c->dir->ctx);
+	free(c->parent_report);
+	free(c);
+	return rc;
 }
 
-/* Where the I/O buffer sits, and whether the calibration could choose it. */
-static void check_buffer(struct check_report *r, const struct options *o, struct node_result *res)
+/*
+ * The directory's part of the check, from the child, within CHECK_DEADLINE_S: its findings
+ * into r; OUTCOME_OK, the child's outcome when the directory cannot be used (said in why),
+ * or an interruption.
+ */
+static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r, char *why,
+			      size_t whylen)
 {
-	char line[256];
-
-	run_buffer_place(o->buffer_offset, o->xfer, res);
-	summary_buffer_line(&res->bufplace, line, sizeof(line));
-	check_add(r, res->bufplace.calibrated || res->bufplace.fixed ? CHECK_OK : CHECK_WARN,
-		  "buffer", "placement", "%s", line);
-}
-
-enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
-			struct node_result *res)
-{
-	struct check_report *r = calloc(1, sizeof(*r));
+	static struct check_msg m;
+	struct bounded b;
+	char stage[128] = "starting";
 	enum outcome out = OUTCOME_OK;
+	bool opened = false;
+	int rc = bounded_start(&b, CHECK_DEADLINE_S, check_child, c);
 
-	if (!r)
-		return OUTCOME_FAILED;
+	if (rc) {
+		check_add(r, CHECK_FAIL, "fs", "check", "cannot start the check: %s",
+			  strerror(-rc));
+		return OUTCOME_OK;
+	}
+	while ((rc = bounded_read(&b, &m, sizeof(m), &stop_signal)) == 1) {
+		if (m.kind == CHECK_MSG_STAGE)
+			snprintf(stage, sizeof(stage), "%s", m.text);
+		else if (m.kind == CHECK_MSG_FINDING && r->n < CHECK_MAX)
+			r->f[r->n++] = m.f;
+		else if (m.kind == CHECK_MSG_DIR && m.out != OUTCOME_OK) {
+			snprintf(why, whylen, "%s", m.text);
+			out = m.out;
+		} else if (m.kind == CHECK_MSG_DIR) {
+			snprintf(c->res->dir, sizeof(c->res->dir), "%s", m.text);
+			opened = true;
+		}
+	}
+	if (rc == -EINTR) {
+		/* The child stops too, removing what it made, unless the directory hangs. */
+		bounded_signal(&b, stop_signal, CHECK_GRACE_S);
+		while (bounded_read(&b, &m, sizeof(m), NULL) == 1)
+			;
+		bounded_end(&b);
+		return stop_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
+	}
+	if (rc == -ETIMEDOUT) {
+		/* Past the deadline: the child is asked to stop and clean up, then killed. */
+		bounded_signal(&b, SIGTERM, CHECK_GRACE_S);
+		while (bounded_read(&b, &m, sizeof(m), &stop_signal) == 1)
+			;
+	}
+	int status = bounded_end(&b);
+	/* A probe that runs too long is slow or stuck: either way the directory cannot hold a run.
+	 */
+	if (rc == -ETIMEDOUT && strcmp(stage, CHECK_STAGE_PROBE) == 0)
+		check_add(r, CHECK_FAIL, "probe", "run",
+			  "not finished after %d s: %s answers too slowly, or stopped answering, "
+			  "while the probe read and wrote in it",
+			  CHECK_DEADLINE_S, c->res->dir);
+	else if (rc == -ETIMEDOUT)
+		check_add(r, CHECK_FAIL, "fs", "responding",
+			  "not responding after %d s (while %s): a call on %s never returned; "
+			  "the rest of the check was not done",
+			  CHECK_DEADLINE_S, stage, c->res->dir);
+	else if (rc < 0 || (out == OUTCOME_OK && (status != 0 || !opened)))
+		check_add(r, CHECK_FAIL, "fs", "check",
+			  "the check of %s ended early (while %s): %s", c->res->dir, stage,
+			  rc < 0 ? strerror(-rc) : "the process doing it failed");
+	return out;
+}
+
+enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
+			const struct inventory_dir_hooks *dir)
+{
+	struct check_child_ctx *c = calloc(1, sizeof(*c));
+	struct check_report *r = calloc(1, sizeof(*r));
+	enum outcome out = OUTCOME_FAILED;
+	char why[BENCH_PATH_MAX + 512];
+
+	if (!r || !c)
+		goto out;
+	*c = (struct check_child_ctx){
+	    .o = o, .topo = topo, .res = res, .dir = dir, .parent_report = r};
+	snprintf(res->dir, sizeof(res->dir), "%s", o->dir ? o->dir : "");
 	check_clock(r, res);
 	check_cpus(r, topo, res);
 	check_buffer(r, o, res);
-	check_fs(r, o, dirfd, res);
-	check_replicas(r, dirfd, res);
-	bool can_write = true;
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->f[i].level == CHECK_FAIL && strcmp(r->f[i].area, "fs") == 0)
-			can_write = false;
+	out = check_dir(c, r, why, sizeof(why));
+	if (out != OUTCOME_OK) {
+		if (out < OUTCOME_INTERRUPTED_INT)
+			log_err("%s", why);
+		else
+			log_err("interrupted by %s", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		goto out;
 	}
-	if (can_write)
-		check_probe(r, o, topo, dirfd, res);
-	else
-		check_add(r, CHECK_FAIL, "probe", "run",
-			  "skipped: the directory cannot be written");
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->f[i].level == CHECK_FAIL)
 			out = OUTCOME_FAILED;
 	}
 	views_check(r, (enum format)o->format, res, out, stdout);
+out:
 	free(r);
+	free(c);
 	return out;
 }

@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver/check.h"
 #include "driver/inventory.h"
+#include "platform/bounded.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
+#include "util/size.h"
 #include "workers/replica.h"
 
 static const char inventory_prefix[] = "stagebench.";
@@ -57,76 +60,228 @@ static int inventory_cmp(const void *a, const void *b)
 {
 	const struct inventory_entry *x = a, *y = b;
 
-	if (x->kind != y->kind)
-		return (int)x->kind - (int)y->kind;
 	return strcmp(x->name, y->name);
 }
 
-int inventory_scan(int dirfd, const char *dir, struct inventory_entry **out, size_t *n)
+/* What `clean` may remove: replica_removable(), or a killed check's file. 1, 0 or -errno. */
+static int inventory_removable(int dirfd, const char *name)
 {
-	struct inventory_entry *v = NULL;
-	size_t count = 0, cap = 0;
-	DIR *d;
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return check_leftover_removable(dirfd, name);
+	return replica_removable(dirfd, name);
+}
+
+const char *inventory_kind_name(enum inventory_kind kind)
+{
+	static const char *const names[] = {[INV_REPLICA] = "replica",
+					    [INV_TEMP] = "temporary",
+					    [INV_FILE] = "file",
+					    [INV_CHECK] = "check",
+					    [INV_OTHER] = "other"};
+
+	return kind < INV_NKINDS ? names[kind] : "?";
+}
+
+static enum inventory_kind inventory_kind_of(const char *name)
+{
+	bool temp = false;
+
+	if (inventory_is_replica_name(name, &temp) && !temp)
+		return INV_REPLICA;
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return INV_CHECK;
+	switch (replica_leftover_name(name)) {
+	case REPLICA_LEFTOVER_TEMP:
+		return INV_TEMP;
+	case REPLICA_LEFTOVER_TEST4:
+		return INV_FILE;
+	default:
+		return temp ? INV_TEMP : INV_OTHER;
+	}
+}
+
+/* Keep e among the first INVENTORY_EXAMPLES names of the sum, in byte order. */
+static void inventory_sum_add(struct inventory_sum *sum, const struct inventory_entry *e)
+{
+	size_t i = sum->nexamples;
+
+	sum->count++;
+	sum->bytes =
+	    __builtin_add_overflow(sum->bytes, e->size, &sum->bytes) ? UINT64_MAX : sum->bytes;
+	if (!sum->oldest || e->mtime < sum->oldest)
+		sum->oldest = e->mtime;
+	if (i == INVENTORY_EXAMPLES) {
+		if (strcmp(e->name, sum->examples[i - 1].name) >= 0)
+			return;
+		i--;
+	} else {
+		sum->nexamples++;
+	}
+	for (; i > 0 && strcmp(e->name, sum->examples[i - 1].name) < 0; i--)
+		sum->examples[i] = sum->examples[i - 1];
+	sum->examples[i] = *e;
+}
+
+/* A replica: listed while there is room, else counted. */
+static void inventory_add_replica(struct inventory *inv, const struct inventory_entry *e)
+{
+	if (inv->nreplicas == INVENTORY_MAX_LISTED)
+		inv->replicas_not_listed++;
+	else
+		inv->replicas[inv->nreplicas++] = *e;
+}
+
+/* A listed replica's header and page-cache residency, read without following a link. */
+static void inventory_replica_details(int dirfd, struct inventory_entry *r)
+{
+	struct replica_info info;
+	struct fs_residency res;
+
+	if (replica_probe(dirfd, r->name, &info) == 0) {
+		r->ours = info.ours;
+		r->generation = info.generation;
+	}
+	int fd = openat(dirfd, r->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && fs_residency_fd(fd, &res) == 0 && res.known)
+		r->residency = res.fraction;
+	if (fd >= 0)
+		close(fd);
+}
+
+int inventory_take(int dirfd, bool details, struct inventory *inv)
+{
 	struct dirent *de;
+	DIR *d;
 	int rc = inventory_opendir(dirfd, &d);
 
-	*out = NULL;
-	*n = 0;
+	memset(inv, 0, sizeof(*inv));
 	if (rc)
 		return rc;
 	while ((de = readdir(d)) != NULL) {
-		bool temp = false;
+		struct inventory_entry e;
 		struct stat st;
 
-		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
+		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0 ||
+		    strlen(de->d_name) >= sizeof(e.name))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (count == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct inventory_entry *nv = realloc(v, ncap * sizeof(*v));
-			if (!nv) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-			cap = ncap;
+		memset(&e, 0, sizeof(e));
+		snprintf(e.name, sizeof(e.name), "%s", de->d_name);
+		e.size = (uint64_t)st.st_size;
+		e.mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+		e.residency = -1.0;
+		e.kind = inventory_kind_of(de->d_name);
+		if (e.kind == INV_REPLICA) {
+			inventory_add_replica(inv, &e);
+			continue;
 		}
-		struct inventory_entry *e = &v[count++];
-		memset(e, 0, sizeof(*e));
-		snprintf(e->name, sizeof(e->name), "%s", de->d_name);
-		e->size = (uint64_t)st.st_size;
-		e->mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
-		e->residency = -1.0;
-		bool replica = inventory_is_replica_name(de->d_name, &temp);
-		e->kind = replica ? (temp ? INV_TEMP : INV_REPLICA) : INV_FILE;
-		if (e->kind == INV_REPLICA) {
-			struct replica_info info;
-			char path[4096];
-
-			if (replica_probe(dirfd, de->d_name, &info) == 0) {
-				e->ours = info.ours;
-				e->generation = info.generation;
-			}
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			if (fs_residency(path, &e->residency) != 0)
-				e->residency = -1.0;
-		} else {
-			e->ours = replica_removable(dirfd, de->d_name) == 1;
-		}
+		inventory_sum_add(&inv->left[e.kind], &e);
+		inventory_sum_add(&inv->leftovers, &e);
 	}
-	if (count)
-		qsort(v, count, sizeof(*v), inventory_cmp);
-out:
 	closedir(d);
-	if (rc) {
-		free(v);
-		return rc;
+	qsort(inv->replicas, inv->nreplicas, sizeof(inv->replicas[0]), inventory_cmp);
+	if (!details)
+		return 0;
+	for (size_t i = 0; i < inv->nreplicas; i++)
+		inventory_replica_details(dirfd, &inv->replicas[i]);
+	/* Only the examples are read: what `clean` would do with them. */
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		for (size_t i = 0; i < inv->left[k].nexamples; i++) {
+			struct inventory_entry *e = &inv->left[k].examples[i];
+			e->ours = inventory_removable(dirfd, e->name) == 1;
+		}
 	}
-	*out = v;
-	*n = count;
 	return 0;
+}
+
+void inventory_leftovers_line(const struct inventory *inv, const char *dir, double now, char *buf,
+			      size_t len)
+{
+	const struct inventory_sum *all = &inv->leftovers;
+	char a[32], kinds[128] = "";
+
+	buf[0] = '\0';
+	if (!all->count)
+		return;
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		size_t n = strlen(kinds);
+		if (inv->left[k].count)
+			snprintf(kinds + n, sizeof(kinds) - n, "%s%llu %s", n ? ", " : "",
+				 (unsigned long long)inv->left[k].count,
+				 inventory_kind_name((enum inventory_kind)k));
+	}
+	snprintf(buf, len,
+		 "%llu leftover file%s in '%s' (kept by --keep or left by interrupted runs; %s, "
+		 "oldest %.0f s ago; %s): 'stagebench clean all' removes stagebench's",
+		 (unsigned long long)all->count, all->count == 1 ? "" : "s", dir,
+		 size_format(all->bytes, a, sizeof(a)), now - all->oldest, kinds);
+}
+
+struct inventory_child_ctx {
+	const struct inventory_dir_hooks *dir;
+	struct node_result *res;
+	struct inventory_report *rep;
+};
+
+/* The child's work: the report once the directory is open, then again with its inventory. */
+static int inventory_child_work(struct inventory_child_ctx *c, int fd)
+{
+	struct inventory_report *rep = c->rep;
+	int dirfd = -1;
+
+	rep->out = c->dir->open(c->dir->ctx, &dirfd, rep->why, sizeof(rep->why));
+	rep->answered = true;
+	snprintf(rep->dir, sizeof(rep->dir), "%s", c->res->dir);
+	rep->fs_ok = c->res->fs_ok;
+	rep->fs = c->res->fs;
+	if (bounded_send(fd, rep, sizeof(*rep)) || rep->out != OUTCOME_OK)
+		return 1;
+	rep->listed = inventory_take(dirfd, true, &rep->inv) == 0;
+	return bounded_send(fd, rep, sizeof(*rep)) ? 1 : 0;
+}
+
+static int inventory_child(void *arg, int fd)
+{
+	struct inventory_child_ctx *c = arg;
+	int rc = inventory_child_work(c, fd);
+
+	c->dir->release(c->dir->ctx);
+	return rc;
+}
+
+enum outcome inventory_report_take(const struct inventory_dir_hooks *dir, struct node_result *res,
+				   int timeout_s, volatile sig_atomic_t *stop,
+				   struct inventory_report *rep)
+{
+	static struct inventory_report got;
+	struct inventory_child_ctx c = {dir, res, &got};
+	struct bounded b;
+	int rc, n = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	rc = bounded_start(&b, timeout_s, inventory_child, &c);
+	/* Read into got: a record cut by the deadline must not spoil the one before. */
+	while (rc == 0 && (rc = bounded_read(&b, &got, sizeof(got), stop)) == 1) {
+		*rep = got;
+		n++;
+		rc = 0;
+	}
+	if (rc == -EINTR) {
+		bounded_signal(&b, *stop, 1.0);
+		bounded_end(&b);
+		return *stop == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
+	}
+	bounded_end(&b);
+	if (n == 2 || (n == 1 && rep->out != OUTCOME_OK))
+		return rep->out;
+	snprintf(rep->why, sizeof(rep->why), "%s after %d s (while %s %s)",
+		 rc == -ETIMEDOUT ? "not responding" : "no answer", timeout_s,
+		 n ? "listing" : "opening", n ? rep->dir : res->dir);
+	rep->answered = false;
+	rep->listed = false;
+	return OUTCOME_OK;
 }
 
 void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *bytes,
@@ -179,11 +334,26 @@ void inventory_needs(const struct plan *p, int dirfd, size_t threads, uint64_t *
 	*inodes = __builtin_add_overflow(n, n4, inodes) ? UINT64_MAX : *inodes;
 }
 
+/* Whether the plan has every test of `run all`: `clean all`. */
+static bool inventory_plan_all(const struct plan *p)
+{
+	for (size_t i = 0; i < plan_ntests; i++) {
+		bool in = !plan_tests[i].in_all;
+		for (size_t k = 0; k < p->ntests && !in; k++)
+			in = p->tests[k].def == &plan_tests[i];
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
 /* Does a directory entry belong to the tests being cleaned? "stagebench.<test>." prefix. */
 static bool inventory_clean_match(const struct plan *p, const char *name)
 {
 	if (strncmp(name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
 		return false;
+	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+		return inventory_plan_all(p);
 	name += sizeof(inventory_prefix) - 1;
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct plan_test *pt = &p->tests[i];
@@ -218,7 +388,7 @@ enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, b
 	while ((de = readdir(d)) != NULL) {
 		if (!inventory_clean_match(p, de->d_name))
 			continue;
-		int ours = replica_removable(dirfd, de->d_name);
+		int ours = inventory_removable(dirfd, de->d_name);
 		if (ours != 1) {
 			printf("left alone: %s/%s (%s)\n", dir, de->d_name,
 			       ours < 0 ? strerror(-ours) : "not a stagebench file");

@@ -18,6 +18,7 @@
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
+#include "driver/output.h"
 #include "driver/note.h"
 #include "driver/plan.h"
 #include "driver/prepare.h"
@@ -32,6 +33,8 @@
 #include "workers/replica.h"
 
 #define MAIN_MAX_AHEAD_S 86400.0
+/* The longest real path of --dir: BENCH_PATH_MAX leaves 128 bytes for the names in it. */
+#define MAIN_DIR_MAX (BENCH_PATH_MAX - 129)
 
 /* Everything a command on this node needs, resolved from the options. */
 struct main_env {
@@ -95,34 +98,39 @@ static enum outcome main_threads(struct main_env *e, char *why, size_t whylen)
 static enum outcome main_dir(struct main_env *e, bool writing, char *why, size_t whylen)
 {
 	struct node_result *res = &e->res;
-	char real[PATH_MAX];
+	char real[PATH_MAX], shown[NOTE_PATH_SHOWN + 8];
 
 	if (!e->o.dir) {
 		snprintf(why, whylen, "no working directory: give --dir DIR or set STAGEBENCH_DIR");
 		return OUTCOME_USAGE;
 	}
+	note_path_short(e->o.dir, shown, sizeof(shown));
 	e->dirfd = open(e->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (e->dirfd < 0) {
 		int err = errno;
 		struct stat st;
-		char target[PATH_MAX];
+		char target[PATH_MAX], t[NOTE_PATH_SHOWN + 8];
 		ssize_t n;
 
 		if (err == ENOENT && lstat(e->o.dir, &st) == 0 && S_ISLNK(st.st_mode) &&
 		    (n = readlink(e->o.dir, target, sizeof(target) - 1)) >= 0) {
 			target[n] = '\0';
 			snprintf(why, whylen, "--dir '%s' is a dangling symbolic link (to '%s')",
-				 e->o.dir, target);
+				 shown, note_path_short(target, t, sizeof(t)));
 		} else {
-			snprintf(why, whylen, "--dir '%s': %s", e->o.dir,
+			snprintf(why, whylen, "--dir '%s': %s", shown,
 				 err == ENOTDIR ? "not a directory" : strerror(err));
 		}
 		return OUTCOME_PRECONDITION;
 	}
 	if (!realpath(e->o.dir, real))
 		snprintf(real, sizeof(real), "%s", e->o.dir);
-	if (strlen(real) >= sizeof(res->dir) - 128) {
-		snprintf(why, whylen, "--dir '%s': path too long", e->o.dir);
+	if (strlen(real) > MAIN_DIR_MAX) {
+		snprintf(why, whylen,
+			 "--dir '%s' is too long: its real path has %zu bytes, at most %d are "
+			 "allowed (the names of the files in it must fit in %d)",
+			 note_path_short(real, shown, sizeof(shown)), strlen(real), MAIN_DIR_MAX,
+			 BENCH_PATH_MAX);
 		return OUTCOME_USAGE;
 	}
 	snprintf(res->dir, sizeof(res->dir), "%s", real);
@@ -146,11 +154,26 @@ static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
 	inventory_needs(&e->plan, e->dirfd, e->res.tplan.nslots, bytes, inodes);
 }
 
+/* Leftovers of earlier runs in --dir are said (stderr, and the summary's warnings). */
+static void main_leftovers(struct main_env *e)
+{
+	struct inventory *inv = malloc(sizeof(*inv));
+	char line[1024];
+
+	if (inv && inventory_take(e->dirfd, false, inv) == 0) {
+		inventory_leftovers_line(inv, e->res.dir, clock_wall(), line, sizeof(line));
+		if (line[0])
+			note_warning(&e->res, "%s", line);
+	}
+	free(inv);
+}
+
 static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
 {
 	uint64_t bytes, inodes;
 	char a[32], b[32];
 
+	main_leftovers(e);
 	if (!e->res.fs_ok)
 		return OUTCOME_OK;
 	main_needs(e, &bytes, &inodes);
@@ -282,8 +305,11 @@ static int main_run(struct main_env *e)
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
-		return main_fail(
-		    e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
+		return main_fail(e,
+				 faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+				     ? OUTCOME_USAGE
+				     : OUTCOME_PRECONDITION,
+				 why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
@@ -367,26 +393,76 @@ static int main_list(struct main_env *e)
 	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 
+/* How info and check open --dir: called in the child process that may hang on it. */
+static enum outcome main_check_dir(void *ctx, int *dirfd, char *why, size_t whylen)
+{
+	struct main_env *e = ctx;
+	enum outcome out = main_dir(e, false, why, whylen);
+
+	*dirfd = e->dirfd;
+	return out;
+}
+
+/* In that child process, before it exits: what it inherited of the command, freed. */
+static void main_child_release(void *ctx)
+{
+	struct main_env *e = ctx;
+
+	if (e->topo)
+		topo_close(e->topo);
+	e->topo = NULL;
+	if (e->dirfd >= 0)
+		close(e->dirfd);
+	e->dirfd = -1;
+	result_free(&e->res);
+	/* The child's stdout is /dev/null: what the parent had buffered goes nowhere. */
+	output_stdout_close(0);
+}
+
+static int main_info_print(struct main_env *e, const struct inventory_report *rep)
+{
+	unsigned allowed[OPTIONS_MAX_CPUS];
+	char cpus[256];
+
+	main_clock(e);
+	run_buffer_place(e->o.buffer_offset, e->o.xfer, &e->res);
+	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
+	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
+	int rc = views_info(&e->res, rep, cpus, (enum format)e->o.format, stdout);
+	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+}
+
 static int main_info(struct main_env *e)
 {
 	const struct options *o = &e->o;
-	char why[1024], cpus[256];
-	unsigned allowed[OPTIONS_MAX_CPUS];
+	char why[1024];
 	enum outcome out;
 
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	if (o->dir && (out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	main_clock(e);
-	run_buffer_place(o->buffer_offset, o->xfer, &e->res);
-	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
-	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
-	int rc =
-	    views_info(&e->res, o->dir != NULL, e->dirfd, cpus, (enum format)o->format, stdout);
-	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+	if (o->dir) {
+		/* --dir may hang: opened and listed in a child, within a deadline. */
+		static struct inventory_report rep;
+		snprintf(e->res.dir, sizeof(e->res.dir), "%s", o->dir);
+		stop_install();
+		const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+		out = inventory_report_take(&hooks, &e->res, INVENTORY_DEADLINE_S, &stop_signal,
+					    &rep);
+		if (out != OUTCOME_OK)
+			return main_fail(e, out,
+					 out < OUTCOME_INTERRUPTED_INT ? rep.why
+					 : stop_signal == SIGTERM      ? "interrupted by SIGTERM"
+								       : "interrupted by SIGINT");
+		if (rep.answered) {
+			snprintf(e->res.dir, sizeof(e->res.dir), "%s", rep.dir);
+			e->res.fs_ok = rep.fs_ok;
+			e->res.fs = rep.fs;
+		}
+		return main_info_print(e, &rep);
+	}
+	return main_info_print(e, NULL);
 }
 
 static int main_check(struct main_env *e)
@@ -398,11 +474,13 @@ static int main_check(struct main_env *e)
 		return main_fail(e, out, why);
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	if ((out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	if (!e->o.dir)
+		return main_fail(e, OUTCOME_USAGE,
+				 "no working directory: give --dir DIR or set STAGEBENCH_DIR");
 	main_clock(e);
 	stop_install();
-	out = check_node(&e->o, e->topo, e->dirfd, &e->res);
+	const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+	out = check_node(&e->o, e->topo, &e->res, &hooks);
 	return main_finish(e, out);
 }
 
@@ -418,7 +496,7 @@ static int main_clock_serve(struct main_env *e)
 	return main_finish(e, clockcmd_serve(&e->res, STDIN_FILENO, STDOUT_FILENO));
 }
 
-int main(int argc, char **argv)
+static int main_command(int argc, char **argv)
 {
 	static struct main_env e;
 	char why[1024];
@@ -433,6 +511,10 @@ int main(int argc, char **argv)
 	if (e.o.help) {
 		options_help(e.o.cmd, stdout);
 		return 0;
+	}
+	if (e.o.cmd != CMD_LIST && output_fds_check(OUTPUT_FDS_NEEDED, why, sizeof(why)) != 0) {
+		log_err("%s", why);
+		return outcome_exit_code(OUTCOME_PRECONDITION);
 	}
 	if (e.o.quiet)
 		log_set_level(LOG_ERR);
@@ -457,4 +539,10 @@ int main(int argc, char **argv)
 	default:
 		return main_usage("no command given");
 	}
+}
+
+int main(int argc, char **argv)
+{
+	output_stdout_open();
+	return output_stdout_close(main_command(argc, argv));
 }

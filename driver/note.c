@@ -66,3 +66,14 @@ void note_worker_error(const struct bench_error *e, char *buf, size_t len)
 	snprintf(buf, len, "%s '%s'%s: %s%s", e->op[0] ? e->op : "operation", e->path, where, what,
 		 gen);
 }
+
+const char *note_path_short(const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(path), half = NOTE_PATH_SHOWN / 2 - 2;
+
+	if (n <= NOTE_PATH_SHOWN)
+		snprintf(buf, len, "%s", path);
+	else
+		snprintf(buf, len, "%.*s...%s", (int)half, path, path + n - half);
+	return buf;
+}

@@ -21,4 +21,11 @@ void note_warning(struct node_result *res, const char *fmt, ...)
 /* "read '/stage/x' at 4194304: Input/output error" for a worker error. */
 void note_worker_error(const struct bench_error *e, char *buf, size_t len);
 
+/*
+ * path as a message shows it: whole up to NOTE_PATH_SHOWN bytes, else its start and its end
+ * around "..." so that the reason after it is never cut off. Returns buf.
+ */
+#define NOTE_PATH_SHOWN 160
+const char *note_path_short(const char *path, char *buf, size_t len);
+
 #endif

@@ -3,8 +3,12 @@
  * Replica preparation, shared by `prepare` and `run`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "driver/note.h"
 #include "driver/prepare.h"
@@ -13,6 +17,9 @@
 #include "util/log.h"
 #include "util/size.h"
 #include "workers/replica.h"
+
+/* How often a prepare waiting for another's recreation of a replica looks again. */
+#define PREPARE_LOCK_POLL_MS 20
 
 /* What is there: OUTCOME_OK with *exists, or a refusal in out->error. */
 static enum outcome prepare_probe(const struct prepare_req *rq, struct replica_info *info,
@@ -90,6 +97,76 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 	return OUTCOME_OK;
 }
 
+/*
+ * Recreating in place (a rename over the replica) while another process does the same must not
+ * end with both saying "recreated": each holds an exclusive flock on the replica it found for
+ * as long as it writes the new one. Returns the locked fd, -errno (nothing to lock: go on
+ * unlocked), or -EINTR when a signal came while waiting. *waited: another held it first.
+ */
+static int prepare_lock(const struct prepare_req *rq, bool *waited)
+{
+	int fd = openat(rq->dirfd, rq->pt->replica, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	*waited = false;
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int err = errno;
+		if (err != EWOULDBLOCK && err != EINTR) {
+			close(fd);
+			return -err;
+		}
+		if (stop_signal_seen()) {
+			close(fd);
+			return -EINTR;
+		}
+		*waited = true;
+		struct timespec ts = {0, PREPARE_LOCK_POLL_MS * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	return fd;
+}
+
+/*
+ * Under the lock: the replica is still the one that was found (generation gen0), or another
+ * process recreated it meanwhile, and then this one keeps theirs and says so. 1 when kept.
+ */
+static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, struct prepare_result *out)
+{
+	struct replica_info info;
+
+	if (replica_probe(rq->dirfd, rq->pt->replica, &info) != 0 || !info.ours ||
+	    info.generation == gen0 || info.size != rq->pt->file)
+		return 0;
+	log_warn("test %s: replica %s/%s was recreated at the same time by another process "
+		 "(generation %llu): kept theirs, discarded this one's copy",
+		 rq->pt->def->name, rq->dir, rq->pt->replica, (unsigned long long)info.generation);
+	out->done = PREPARE_THEIRS;
+	out->generation = info.generation;
+	out->size = info.size;
+	return 1;
+}
+
+/* Recreate in place, under the lock of prepare_lock(). */
+static enum outcome prepare_swap(const struct prepare_req *rq, uint64_t gen0,
+				 struct prepare_result *out)
+{
+	bool waited;
+	int fd = prepare_lock(rq, &waited);
+	enum outcome o;
+
+	if (fd == -EINTR)
+		return OUTCOME_FAILED;
+	if (fd >= 0 && prepare_theirs(rq, gen0, out)) {
+		close(fd);
+		return OUTCOME_OK;
+	}
+	o = prepare_create(rq, true, out);
+	if (fd >= 0)
+		close(fd);
+	return o;
+}
+
 enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result *out)
 {
 	const struct plan_test *pt = rq->pt;
@@ -114,6 +191,8 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 			 pt->def->name);
 		return OUTCOME_PRECONDITION;
 	}
+	if (exists && rq->swap)
+		return prepare_swap(rq, info.generation, out);
 	if (exists && !rq->swap) {
 		int rc = replica_remove(rq->dirfd, pt->replica);
 		if (rc && rc != -ENOENT) {

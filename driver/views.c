@@ -100,71 +100,130 @@ int views_list(enum scale scale, enum format format, FILE *f)
 	return 0;
 }
 
-static const char *const views_inventory_kinds[] = {
-    [INV_REPLICA] = "replica", [INV_TEMP] = "temporary", [INV_FILE] = "file"};
-
 /* The stagebench files in the directory: how big, which generation, how old, how cached. */
-static void views_info_files_text(const struct node_result *res, int dirfd, FILE *f)
+static void views_info_files_text(const struct node_result *res, const struct inventory *inv,
+				  FILE *f)
 {
-	struct inventory_entry *v;
-	size_t n;
 	char a[32];
 	double now = clock_wall();
 
-	if (inventory_scan(dirfd, res->dir, &v, &n) != 0)
-		return;
-	fprintf(f, "stagebench files in %s: %zu\n", res->dir, n);
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", views_inventory_kinds[e->kind],
-			e->name, size_format(e->size, a, sizeof(a)), now - e->mtime);
-		if (e->kind == INV_REPLICA && e->ours && e->residency >= 0)
+	fprintf(
+	    f, "stagebench files in %s: %llu\n", res->dir,
+	    (unsigned long long)(inv->nreplicas + inv->replicas_not_listed + inv->leftovers.count));
+	for (size_t i = 0; i < inv->nreplicas; i++) {
+		const struct inventory_entry *e = &inv->replicas[i];
+		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", "replica", e->name,
+			size_format(e->size, a, sizeof(a)), now - e->mtime);
+		if (e->ours && e->residency >= 0)
 			fprintf(f, "  generation %llu, %.0f%% in page cache",
 				(unsigned long long)e->generation, e->residency * 100.0);
-		else if (e->kind == INV_REPLICA && e->ours) /* unknown is never a number */
+		else if (e->ours) /* unknown is never a number */
 			fprintf(f, "  generation %llu, page cache unknown",
 				(unsigned long long)e->generation);
-		else if (!e->ours)
+		else
 			fprintf(f, "  not a valid stagebench file");
 		fputc('\n', f);
 	}
-	free(v);
+	if (inv->replicas_not_listed)
+		fprintf(f, "  and %llu more files named like replicas, not listed\n",
+			(unsigned long long)inv->replicas_not_listed);
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		const struct inventory_sum *sum = &inv->left[k];
+		if (!sum->count)
+			continue;
+		fprintf(f, "  %-9s %llu leftover%s, %s, oldest created %.0f s ago; e.g.",
+			inventory_kind_name((enum inventory_kind)k), (unsigned long long)sum->count,
+			sum->count == 1 ? "" : "s", size_format(sum->bytes, a, sizeof(a)),
+			now - sum->oldest);
+		for (size_t i = 0; i < sum->nexamples; i++)
+			fprintf(f, "%s %s%s", i ? "," : "", sum->examples[i].name,
+				sum->examples[i].ours ? "" : " (not stagebench's)");
+		fputc('\n', f);
+	}
 }
 
-static void views_info_files_json(struct json *j, const struct node_result *res, bool has_dir,
-				  int dirfd)
+static void views_info_entry_json(struct json *j, const struct inventory_entry *e, double now)
 {
-	struct inventory_entry *v = NULL;
-	size_t n = 0;
-	double now = clock_wall();
-
-	json_key(j, "files");
-	if (!has_dir || inventory_scan(dirfd, res->dir, &v, &n) != 0) {
-		json_null(j);
-		return;
-	}
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++) {
-		const struct inventory_entry *e = &v[i];
-		json_object_begin(j);
-		json_kv_string(j, "name", e->name);
-		json_kv_string(j, "kind", views_inventory_kinds[e->kind]);
-		json_kv_bool(j, "ours", e->ours);
-		json_kv_uint(j, "bytes", e->size);
+	json_object_begin(j);
+	json_kv_string(j, "name", e->name);
+	json_kv_string(j, "kind", inventory_kind_name(e->kind));
+	json_kv_bool(j, "ours", e->ours);
+	json_kv_uint(j, "bytes", e->size);
+	if (e->kind == INV_REPLICA)
 		json_kv_uint(j, "generation", e->generation);
-		json_kv_double(j, "age_s", now - e->mtime);
+	json_kv_double(j, "age_s", now - e->mtime);
+	if (e->kind == INV_REPLICA) {
 		json_key(j, "cache_residency");
 		if (e->residency >= 0)
 			json_double(j, e->residency);
 		else
 			json_null(j);
-		json_object_end(j);
 	}
-	json_array_end(j);
-	free(v);
+	json_object_end(j);
 }
 
-static int views_info_json(const struct node_result *res, bool has_dir, int dirfd,
+/*
+ * A sum of leftovers: count, bytes, age of the oldest (null when none), and examples; the
+ * object is left open for the caller to add to and close.
+ */
+static void views_info_sum_json(struct json *j, const struct inventory_sum *sum, double now,
+				bool examples)
+{
+	json_object_begin(j);
+	json_kv_uint(j, "count", sum->count);
+	json_kv_uint(j, "bytes", sum->bytes);
+	json_key(j, "oldest_age_s");
+	if (sum->count)
+		json_double(j, now - sum->oldest);
+	else
+		json_null(j);
+	if (examples) {
+		json_key(j, "examples");
+		json_array_begin(j);
+		for (size_t i = 0; i < sum->nexamples; i++)
+			views_info_entry_json(j, &sum->examples[i], now);
+		json_array_end(j);
+	}
+}
+
+/*
+ * "files": the replicas (at most INVENTORY_MAX_LISTED, "files_not_listed" more); "leftovers":
+ * everything else, summed by kind with a few examples: the document stays small whatever
+ * the directory holds.
+ */
+static void views_info_files_json(struct json *j, const struct inventory *inv)
+{
+	double now = clock_wall();
+
+	if (!inv) {
+		json_key(j, "files");
+		json_null(j);
+		json_key(j, "files_not_listed");
+		json_null(j);
+		json_key(j, "leftovers");
+		json_null(j);
+		return;
+	}
+	json_key(j, "files");
+	json_array_begin(j);
+	for (size_t i = 0; i < inv->nreplicas; i++)
+		views_info_entry_json(j, &inv->replicas[i], now);
+	json_array_end(j);
+	json_kv_uint(j, "files_not_listed", inv->replicas_not_listed);
+	json_key(j, "leftovers");
+	views_info_sum_json(j, &inv->leftovers, now, false);
+	json_key(j, "kinds");
+	json_object_begin(j);
+	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
+		json_key(j, inventory_kind_name((enum inventory_kind)k));
+		views_info_sum_json(j, &inv->left[k], now, true);
+		json_object_end(j);
+	}
+	json_object_end(j);
+	json_object_end(j);
+}
+
+static int views_info_json(const struct node_result *res, const struct inventory_report *rep,
 			   const char *allowed_cpus, FILE *f)
 {
 	const struct topo_plan *tp = &res->tplan;
@@ -184,26 +243,28 @@ static int views_info_json(const struct node_result *res, bool has_dir, int dirf
 	summary_json_threads(&j, tp, true);
 	json_key(&j, "clock");
 	summary_json_clock(&j, res, true);
-	json_kv_string(&j, "dir", has_dir ? res->dir : NULL);
+	json_kv_string(&j, "dir", rep ? res->dir : NULL);
+	json_kv_string(&j, "dir_error", rep && !rep->answered ? rep->why : NULL);
 	json_key(&j, "fs");
-	if (has_dir && res->fs_ok)
+	if (rep && res->fs_ok)
 		summary_json_fs(&j, res, true);
 	else
 		json_null(&j);
 	summary_json_buffer(&j, &res->bufplace);
-	views_info_files_json(&j, res, has_dir, dirfd);
+	views_info_files_json(&j, rep && rep->listed ? &rep->inv : NULL);
 	json_object_end(&j);
 	return json_finish(&j);
 }
 
-int views_info(const struct node_result *res, bool has_dir, int dirfd, const char *allowed_cpus,
-	       enum format format, FILE *f)
+int views_info(const struct node_result *res, const struct inventory_report *rep,
+	       const char *allowed_cpus, enum format format, FILE *f)
 {
 	const struct topo_plan *tp = &res->tplan;
+	bool has_dir = rep != NULL;
 	char a[32], b[32], line[256];
 
 	if (format == FORMAT_JSON)
-		return views_info_json(res, has_dir, dirfd, allowed_cpus, f);
+		return views_info_json(res, rep, allowed_cpus, f);
 	fprintf(f, "stagebench %s on node %s (host %s)\n", STAGEBENCH_VERSION, res->node,
 		res->host);
 	fprintf(f, "topology: %zu PUs in the machine; allowed: CPUs %s (%zu PUs on %zu cores)%s\n",
@@ -227,8 +288,10 @@ int views_info(const struct node_result *res, bool has_dir, int dirfd, const cha
 			(unsigned long long)res->fs.inodes_free);
 	else if (!has_dir)
 		fprintf(f, "dir: none given (--dir or STAGEBENCH_DIR)\n");
-	if (has_dir)
-		views_info_files_text(res, dirfd, f);
+	if (has_dir && !rep->answered)
+		fprintf(f, "dir: %s: %s\n", res->dir, rep->why);
+	if (has_dir && rep->listed)
+		views_info_files_text(res, &rep->inv, f);
 	return 0;
 }
 

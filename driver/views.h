@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "driver/check.h"
+#include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/result.h"
@@ -19,11 +20,12 @@
 int views_list(enum scale scale, enum format format, FILE *f);
 
 /*
- * The node: topology (allowed_cpus as a list), thread plan, clock, and with has_dir the
- * filesystem and the stagebench files of res->dir (dirfd). 0, or -EIO.
+ * The node: topology (allowed_cpus as a list), thread plan, clock, and with a --dir (rep not
+ * NULL) the filesystem of res->dir (res->fs) and its inventory, or why they are missing
+ * (JSON: "dir_error"). 0, or -EIO.
  */
-int views_info(const struct node_result *res, bool has_dir, int dirfd, const char *allowed_cpus,
-	       enum format format, FILE *f);
+int views_info(const struct node_result *res, const struct inventory_report *rep,
+	       const char *allowed_cpus, enum format format, FILE *f);
 
 /*
  * What cmd (run or prepare) would do with plan: threads, start, each replica's fate (force:

@@ -225,14 +225,19 @@ class SharedDir(ft.FaultCase):
         self.assertIn("generation %d" % gen, winners[0])
         self.assertIn("(generation %d): kept theirs" % gen, losers[0])
         self.assertEqual(os.listdir(stage), ["stagebench.1a.16MiB"])
-        # present: both recreate it, each rename replaces the whole file atomically
+        # present: one recreates it; the other waits for it, finds the winner's generation
+        # there and says so (never two "recreated" with one of them not on disk)
         results = self.two_at_once(args, stage)
         for out, err, rc in results:
             self.assertEqual(rc, 0, err)
-            self.assertIn("recreated", out)
+        winners = [out for out, _, _ in results if "recreated" in out]
+        losers = [err for _, err, _ in results
+                  if "recreated at the same time by another process" in err]
+        self.assertEqual((len(winners), len(losers)), (1, 1), results)
         gen2 = self.check_one_generation(replica, 16 * MiB)
         self.assertNotEqual(gen, gen2)
-        self.assertTrue(any("generation %d" % gen2 in out for out, _, _ in results))
+        self.assertIn("generation %d" % gen2, winners[0])
+        self.assertIn("(generation %d): kept theirs" % gen2, losers[0])
         self.assertEqual(os.listdir(stage), ["stagebench.1a.16MiB"])
 
     def test_two_runs_creating_one_replica_at_once(self):

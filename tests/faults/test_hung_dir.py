@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: MIT
+"""Nothing hangs: `check` and `info` answer within their stated bounds (25 s for the
+directory's part of check, 20 s for info's) when the filesystem under --dir does not: a real
+sshfs mount on 127.0.0.1 whose sshd is SIGSTOPped. The finding is `fail fs: not responding
+after N s`, and a SIGTERM ends check at once (exit 143)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+import faulttest as ft
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster"))
+import clustertest as ct  # noqa: E402
+
+CHECK_BOUND, INFO_BOUND = 25, 20
+
+
+def descendants(pid):
+    """pid and every process below it."""
+    children = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(e))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+class HungDir(ft.FaultCase):
+    def setUp(self):
+        super().setUp()
+        ft.require_root(self)
+        self.srv = ct.SshServer(self.dir)
+        self.addCleanup(self.srv.close)
+        why = self.srv.start()
+        if why:
+            self.skipTest(why)
+        self.export = self.path("export")
+        os.makedirs(self.export)
+        self.mnt = self.path("mnt")
+        os.makedirs(self.mnt)
+        why = self.srv.mount(self.export, self.mnt)
+        if why:
+            self.skipTest(why)
+        # a directory the mount has never looked up: any call on it goes to the server
+        os.makedirs(os.path.join(self.export, "fresh"))
+        self.stage = os.path.join(self.mnt, "fresh")
+        self.stopped = descendants(self.srv.proc.pid)
+        self.assertGreater(len(self.stopped), 1, "no sshd session serves the mount")
+        for p in self.stopped:
+            os.kill(p, signal.SIGSTOP)
+        self.addCleanup(self.resume)
+
+    def resume(self):
+        for p in self.stopped:
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+
+    def timed(self, args, timeout):
+        t0 = time.monotonic()
+        p = ft.run(args, timeout=timeout)
+        return p, time.monotonic() - t0
+
+    def test_check_and_info_answer_and_stop(self):
+        p, took = self.timed(["check", "--dir", self.stage, "--scale", "tiny", "--format",
+                              "json"], CHECK_BOUND + 20)
+        sys.stderr.write("check on a hung sshfs: exit %d after %.1f s\n" % (p.returncode, took))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(took, 30)
+        doc = json.loads(p.stdout)
+        bad = [f for f in doc["findings"] if f["status"] == "fail"]
+        self.assertEqual([(f["area"], f["check"]) for f in bad], [("fs", "responding")], doc)
+        self.assertTrue(bad[0]["message"].startswith("not responding after %d s (while opening "
+                                                     "it)" % CHECK_BOUND), bad[0])
+        # the findings that do not need the directory are there
+        self.assertIn(("cpu", "binding"), [(f["area"], f["check"]) for f in doc["findings"]])
+        p = ft.run(["check", "--dir", self.stage, "--scale", "tiny"], timeout=CHECK_BOUND + 20)
+        self.assertRegex(p.stdout, r"\nfail  fs       responding   not responding after %d s"
+                         % CHECK_BOUND)
+
+        p, took = self.timed(["info", "--dir", self.stage, "--format", "json"], INFO_BOUND + 20)
+        sys.stderr.write("info on a hung sshfs: exit %d after %.1f s\n" % (p.returncode, took))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertLess(took, INFO_BOUND + 5)
+        doc = json.loads(p.stdout)
+        self.assertTrue(doc["dir_error"].startswith("not responding after %d s" % INFO_BOUND),
+                        doc)
+        self.assertIsNone(doc["fs"])
+        self.assertIsNone(doc["files"])
+        self.assertTrue(doc["threads"])
+
+        # SIGTERM: check and info end at once, even while their child waits on the server
+        for cmd in ("check", "info"):
+            proc = ft.popen([cmd, "--dir", self.stage, "--scale", "tiny"])
+            try:
+                time.sleep(2)
+                t0 = time.monotonic()
+                proc.send_signal(signal.SIGTERM)
+                out, err = proc.communicate(timeout=10)
+                took = time.monotonic() - t0
+            finally:
+                ft.reap(proc)
+            sys.stderr.write("%s on a hung sshfs, SIGTERM: exit %d after %.2f s\n"
+                             % (cmd, proc.returncode, took))
+            self.assertEqual(proc.returncode, 143, err)
+            self.assertLess(took, 3)
+            self.assertIn("stagebench: error: interrupted by SIGTERM", err)
+
+
+class SlowProbe(ft.FaultCase):
+    def test_a_probe_past_the_deadline_is_stopped(self):
+        # every read of the probe's replica waits 1 s: the probe cannot end in 25 s
+        stage = self.stage()
+        t0 = time.monotonic()
+        p = ft.run(["check", "--dir", stage, "--scale", "tiny", "--format", "json"],
+                   timeout=CHECK_BOUND + 20,
+                   env=ft.shim_env("read:*:delay=1s", path="stagebench.check.probe"))
+        took = time.monotonic() - t0
+        sys.stderr.write("check with a probe that cannot finish: exit %d after %.1f s\n"
+                         % (p.returncode, took))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertLess(took, 30)
+        doc = json.loads(p.stdout)
+        bad = [f for f in doc["findings"] if f["status"] == "fail"]
+        self.assertEqual([(f["area"], f["check"]) for f in bad], [("probe", "run")], doc)
+        self.assertTrue(bad[0]["message"].startswith("not finished after %d s:" % CHECK_BOUND))
+        self.assertIn(("fs", "writable"), [(f["area"], f["check"]) for f in doc["findings"]])
+        # a probe stuck in a pass is killed: what it left is known, and clean all removes it
+        time.sleep(0.5)
+        left = os.listdir(stage)
+        info = json.loads(ft.run(["info", "--dir", stage, "--format", "json"]).stdout)
+        self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left))
+        p = ft.run(["clean", "all", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(stage), [])
+
+
+if __name__ == "__main__":
+    ft.setup_from_argv()
+    unittest.main(verbosity=2)
