@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 
+from . import clocksync
 from . import procs
 from .common import UsageError, safe_text
 from .files import open_new, which
@@ -54,6 +55,7 @@ class Engine:
     """What the engines share: name, exec mode, extra options, fanout."""
     tool = None
     package = None
+    can_talk = False  # whether a round can converse with each node over its stdin
 
     def __init__(self, name, exec_mode, options, fanout):
         self.name = name
@@ -128,13 +130,29 @@ def clush_conf_info():
 
 
 class _Handler(object):
-    """Per-node events of a round into Outcomes, and the round's log files."""
+    """Per-node events of a round into Outcomes, and the round's log files. With a talk object
+    (clocksync.Exchange), each stdout line is also answered on the node's stdin at once, from
+    this thread: a conversation with the node, not a command fed in advance."""
 
-    def __init__(self, res, log_out, log_err):
+    def __init__(self, res, log_out, log_err, talk=None):
         self.res = res
         self.logs = {"stdout": log_out, "stderr": log_err}
+        self.talk = talk
+
+    def _answer(self, worker, node, msg, recv_ns):
+        reply = self.talk.on_line(node, msg.decode("utf-8", "replace"), recv_ns)
+        if reply is None:
+            return
+        for client in worker._engine_clients():
+            if client.key == node:
+                if reply is self.talk.EOF:
+                    client._set_write_eof(worker.SNAME_STDIN)
+                else:
+                    client._write(worker.SNAME_STDIN, reply)
 
     def ev_read(self, worker, node, sname, msg):
+        if self.talk is not None and sname == "stdout":
+            self._answer(worker, node, msg, clocksync.now_ns())  # the instant first
         o = self.res.get(node)
         line = msg.decode("utf-8", "replace")
         if o is not None:
@@ -177,7 +195,7 @@ class _StdinPort(object):
 class TaskRound:
     """A round on ClusterShell.Task, run in a thread of its own."""
 
-    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None):
+    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None, talk=None):
         self.res = {n: Outcome() for n in nodes}
         self.worker = None
         self.task = None
@@ -185,8 +203,9 @@ class TaskRound:
         self.error = None
         self._ready = threading.Event()
         self._logs = (open_new(logbase + ".out"), open_new(logbase + ".err"))
+        self._talk = talk
         self._thread = threading.Thread(target=self._body, args=(
-            engine, nodes, command, timeout, stdin, copy))
+            engine, nodes, command, timeout, stdin or talk is not None, copy))
         self._thread.daemon = True
         self._thread.start()
         self._ready.wait()
@@ -207,7 +226,7 @@ class TaskRound:
             task.set_info("fanout", int(engine.fan(nodes)))
             for k, v in engine.info.items():
                 task.set_info(k, v)
-            handler = Handler(self.res, *self._logs)
+            handler = Handler(self.res, self._logs[0], self._logs[1], self._talk)
             ns = NodeSet.fromlist(nodes)
             if copy is not None:
                 worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout)
@@ -269,6 +288,7 @@ class TaskRound:
 class ClushEngine(Engine):
     tool = "clush"
     package = "clustershell"
+    can_talk = True  # a round can converse with each node over its stdin (clocksync)
 
     def __init__(self, exec_mode, options, fanout):
         Engine.__init__(self, "clush", exec_mode, options, fanout)
@@ -293,8 +313,9 @@ class ClushEngine(Engine):
             return "exec setsid -- " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
         return shell_line(args)
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
-        return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin)
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin,
+                         talk=talk)
 
     def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
         return TaskRound(self, nodes, None, timeout, logbase, False, copy=(src, dest))
@@ -371,8 +392,8 @@ _LABEL = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*): ?(.*)$")
 class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
-        if stdin:
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        if stdin or talk is not None:
             raise UsageError("%s cannot write to a node's stdin" % self.name)
         return ProcessRound(self, self.command(nodes_file, nodes, args, timeout), nodes,
                             logbase)

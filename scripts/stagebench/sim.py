@@ -138,6 +138,7 @@ def wrapper(binary, node, server, stage_dir, cpus, fault, run_id):
     lines += ['case "$1" in',
               "run|prepare|info|check) exec %s \"$@\" --dir %s --cpus %s ;;"
               % (q(binary), q(stage_dir), cpu_list),
+              "clock) exec %s \"$@\" ;;" % q(binary),
               "*) exec %s \"$@\" --dir %s ;;" % (q(binary), q(stage_dir)),
               "esac", ""]
     return "\n".join(lines)
