@@ -85,13 +85,17 @@ def parse_args(argv):
     g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
                    help="least time from launch to start (default and minimum: 3; raised to "
                         "cover twice the launch time measured)")
-    g = ap.add_argument_group("clocks")
+    g = ap.add_argument_group("clocks and caches")
     g.add_argument("--max-offset", default="0.1", metavar="SECONDS",
                    help="warn before the first part about nodes whose clock offset against "
                         "this host, plus its uncertainty, exceeds it (default: 0.1)")
     g.add_argument("--require-sync", action="store_true",
                    help="refuse to start (exit 3) when a node's clock is beyond --max-offset "
                         "or could not be measured")
+    g.add_argument("--server-drop", metavar="CMD",
+                   help="a command run on this host (its words, no shell) before each part of "
+                        "test 3 to drop the /stage servers' caches; its outcome goes into the "
+                        "manifest")
     g = ap.add_argument_group("results")
     g.add_argument("--results", required=True, metavar="DIR",
                    help="results directory: the run goes to DIR/<run-id>/")

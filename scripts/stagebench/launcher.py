@@ -21,6 +21,7 @@ from .engines import NODE, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
 
 MIN_LEAD_S = 3.0
+SERVER_DROP_TIMEOUT = 3600  # --server-drop's command: a server's cache of a big disk can take long
 
 # Remote scripts (constant text; every value reaches them as a positional argument).
 # The node's name: $STAGEBENCH_NODE, else Slurm's node name, else its short host name.
@@ -112,6 +113,15 @@ class Launcher:
         self.min_lead = L.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600)
         self.lead = self.min_lead
         self.max_offset = L.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
+        self.server_drop = None
+        if a.server_drop is not None:
+            try:
+                self.server_drop = shlex.split(a.server_drop)
+            except ValueError as e:
+                raise L.UsageError("--server-drop '%s': %s" % (a.server_drop, e))
+            if not self.server_drop or "\0" in a.server_drop:
+                raise L.UsageError("--server-drop needs a command (its words, run on this "
+                                   "host without a shell)")
         if a.fanout is not None and not (1 <= a.fanout <= 100000):
             raise L.UsageError("--fanout %d is out of range" % a.fanout)
         for opt in ("stagebench", "dir"):
@@ -638,6 +648,34 @@ class Launcher:
                   "%s of this host" % (n, clocksync.describe(e)))
         return ahead
 
+    def server_drop_run(self, part, rep):
+        """--server-drop's command on this host before a part of test 3, untimed; its outcome
+        into the manifest and one line of output."""
+        q = " ".join(shlex.quote(w) for w in self.server_drop)
+        at = time.time()
+        try:
+            rc, out, err = P.run_capture(self.server_drop, SERVER_DROP_TIMEOUT)
+            text = (out + err).strip()
+        except OSError as e:
+            rc, text = None, "cannot run it: %s" % L.errno_text(e)
+        except subprocess.TimeoutExpired:
+            rc, text = None, "no end within %d s: killed" % SERVER_DROP_TIMEOUT
+        tail = L.safe_text("\n".join(text.splitlines()[-5:]))
+        run = {"before": part, "repetition": rep, "status": "ok" if rc == 0 else "failed",
+               "exit_code": rc, "at": round(at, 6), "duration_s": round(time.time() - at, 3),
+               "output": tail}
+        self.manifest["server_drop"]["runs"].append(run)
+        self.save_manifest()
+        if rc == 0:
+            L.say("server drop before %s rep %d: ran (%s), exit 0 in %.1f s"
+                  % (part, rep, q, run["duration_s"]))
+        else:
+            L.say("warning: server drop before %s rep %d: failed (%s): %s: %s; %s runs on a "
+                  "server cache that may be warm" % (part, rep, q, "exit %d" % rc
+                                                     if rc is not None else "not run",
+                                                     tail.replace("\n", " | ") or "no output",
+                                                     part))
+
     def rcopy(self, nodes, part, rep):
         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
         incoming = os.path.join(self.rundir, "incoming")
@@ -732,6 +770,9 @@ class Launcher:
                         rep, test, "recreated" if d["recreate"] else "kept once made"),
                         prep_nodes, self.prepare_args(test), self.prepare_timeout)
                 for part in parts:
+                    if self.server_drop is not None and test == "3":
+                        print("rep %d: before %s, on this host: %s" % (
+                            rep, part, q(shlex.quote(w) for w in self.server_drop)))
                     print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
                           "added to the time the round is launched)" % (
                               rep, part, t, L.utc(t), self.lead))
@@ -782,6 +823,8 @@ class Launcher:
                       "samples": clocksync.SAMPLES if self.engine.can_talk else 1,
                       "start": {}, "end": {}, "unmeasured": []},
             "max_offset_s": self.max_offset, "require_sync": bool(a.require_sync),
+            "server_drop": None if self.server_drop is None else {
+                "command": list(self.server_drop), "where": "launcher", "runs": []},
             "launcher_version": self.catalogue.version,
             "launcher_build": local_build(a.local_stagebench or F.find_sibling("stagebench")),
         }
@@ -826,6 +869,8 @@ class Launcher:
                 for part in parts:
                     if self.stop_signal:
                         break
+                    if self.server_drop is not None and test == "3":
+                        self.server_drop_run(part, rep)
                     rnd = self.run_phase(test, part, rep, unprepared)
                     bad = len(rnd.get("failed") or {})
                     L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
