@@ -151,9 +151,9 @@ def out_of_tolerance(measured, max_offset):
 
 
 def describe(e):
-    """'2.503 s ahead (+- 0.41 ms)' for a node's entry."""
+    """'2.503 s ahead of this host (+- 0.41 ms)' for a node's entry."""
     off = e["offset_s"]
-    return "%s %s (+- %s)" % (seconds(abs(off)), "ahead" if off >= 0 else "behind",
+    return "%s %s of this host (+- %s)" % (seconds(abs(off)), "ahead" if off >= 0 else "behind",
                               seconds(e["uncertainty_s"]))
 
 

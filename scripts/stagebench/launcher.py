@@ -505,7 +505,7 @@ class Launcher:
                           clocksync.describe(got[worst])))
         out = clocksync.out_of_tolerance(got, self.max_offset)
         for n in out:
-            L.say("warning: %s: clock %s of this host: beyond --max-offset %g s"
+            L.say("warning: %s: clock %s: beyond --max-offset %g s"
                   % (self.ident[n], clocksync.describe(got[n]), self.max_offset))
         for n in sorted(why, key=L.natural_key):
             L.say("warning: %s: clock offset not measured: %s" % (self.ident[n], why[n]))
@@ -645,7 +645,7 @@ class Launcher:
             fail[n]["offset_s"] = e["offset_s"]
             fail[n]["uncertainty_s"] = e["uncertainty_s"]
             L.say("warning: %s missed the start: a clock problem, not a short lead: its clock is "
-                  "%s of this host" % (n, clocksync.describe(e)))
+                  "%s" % (n, clocksync.describe(e)))
         return ahead
 
     def server_drop_run(self, part, rep):
