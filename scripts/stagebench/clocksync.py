@@ -153,8 +153,8 @@ def out_of_tolerance(measured, max_offset):
 def describe(e):
     """'2.503 s ahead of this host (+- 0.41 ms)' for a node's entry."""
     off = e["offset_s"]
-    return "%s %s of this host (+- %s)" % (seconds(abs(off)), "ahead" if off >= 0 else "behind",
-                              seconds(e["uncertainty_s"]))
+    return "%s %s this host (+- %s)" % (seconds(abs(off)), "ahead of" if off >= 0 else "behind",
+                                        seconds(e["uncertainty_s"]))
 
 
 def seconds(s):
