@@ -158,6 +158,19 @@ class Skew(ct.TempDirCase):
                 self.assert_within(c[when][n], 0.0, "%s %s" % (when, n))
         self.assertNotIn("beyond --max-offset", p.stderr)
 
+    def test_round_method_through_pdsh(self):
+        """pdsh cannot converse with one node at a time: the offsets come from the info round,
+        bounded by its duration, still within their uncertainty of the true skew."""
+        p = self.sim("pdsh", ["--launcher", "pdsh", "--lead", "10", "--clock-skew",
+                              "node2=+2.5"], nodes=2)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        c = self.manifest("pdsh")["clock"]
+        self.assertEqual((c["method"], c["samples"]), ("round", 1))
+        for when in ("start", "end"):
+            self.assert_within(c[when]["node1"], 0.0, "%s node1" % when)
+            self.assert_within(c[when]["node2"], 2.5, "%s node2" % when)
+        self.assertIn("warning: node2: clock 2.5", p.stderr)
+
     def test_ahead_clock_missed_start_is_a_clock_problem(self):
         # 20 s ahead: its clock reads past T whatever the lead the launch time asks for
         p = self.sim("ahead", ["--clock-skew", "node2=+20"], tests=("4a", "4b"), nodes=2)
