@@ -12,7 +12,7 @@
 
 enum opt_type {
 	OPT_FLAG,    /* no argument: sets a bool */
-	OPT_UINT,    /* unsigned decimal in [min, max] */
+	OPT_UINT,    /* unsigned decimal in [min, max], or the word in choices (OPTIONS_AUTO) */
 	OPT_SIZE,    /* size with unit in [min, max] */
 	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
 	OPT_STRING,  /* any non-empty text */
@@ -40,7 +40,7 @@ struct opt_def {
 	enum opt_type type;
 	const char *metavar;
 	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
-	const char *choices; /* OPT_CHOICE */
+	const char *choices; /* OPT_CHOICE; OPT_UINT: a word accepted for OPTIONS_AUTO */
 	const char *def;     /* default, parsed like an argument; NULL: none */
 	const char *env;     /* environment variable read before the arguments; NULL: none */
 	size_t field;	     /* where the value goes in struct options */
