@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """How well the launcher measures a node's clock offset: the uncertainty of `stagebench clock`
 exchanges through `clush -R exec` (ClusterShell's exec worker, as stagebench-sim runs nodes) and
-through ssh to a private sshd on 127.0.0.1 (the clush engine's ssh worker, as on a cluster),
+through ssh to a private sshd on 127.0.0.1 (the clush engine's ssh worker, as on a cluster:
+sshnodes.py's node names, strict host keys),
 beside the one-shot bound of an info round (the method of pdsh and srun).
 
 Not a test: it prints figures and exits 0 once it has measured (2 when it cannot run). Every
@@ -12,8 +13,8 @@ stated uncertainty, and the line says how many did.
     /usr/bin/python3 tests/perf/clock_offset.py --stagebench build/stagebench
                                                 [--rounds 10] [--nodes 4] [--samples 8]
 
-It uses the package's own code (engines.ClushEngine, clocksync.Exchange, sshd.SshServer), from
-scripts/ of this source tree, on the interpreter that runs it (it needs ClusterShell).
+It uses the package's own code (engines.ClushEngine, clocksync.Exchange), from scripts/ of this
+source tree, on the interpreter that runs it (it needs ClusterShell).
 """
 import argparse
 import os
@@ -25,8 +26,10 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from stagebench import clocksync, engines, sshd  # noqa: E402
+import sshnodes  # noqa: E402
+from stagebench import clocksync, engines  # noqa: E402
 
 
 def one_round(engine, nodes, command, samples, logdir, tag):
@@ -70,7 +73,6 @@ def main():
     args = ap.parse_args()
     binary = os.path.abspath(args.stagebench)
     base = tempfile.mkdtemp(prefix="stagebench-clock-offset-")
-    server = None
     try:
         print("clock offset measurement, %d exchanges a node (least round trip kept), this "
               "machine as every node (true offset 0); launcher clock read %s"
@@ -89,26 +91,22 @@ def main():
         for r in range(args.rounds):
             got += info_round(ex_engine, nodes, binary, base, "info%d" % r).values()
         line("one-shot info round (exec):", got, args.rounds)
-        server = sshd.SshServer(tempfile.mkdtemp(prefix="sshd-", dir=base))
-        why = server.start()
-        if why:
-            print("ssh: cannot measure: %s" % why)
-            return 0
-        opts = server.ssh_options()
-        ssh_engine = engines.make("clush", False, ["-o", " ".join(opts)], None)
-        got = []
-        for r in range(args.rounds):
-            m, why = one_round(ssh_engine, ["127.0.0.1"], [binary, "clock", "--node", "n1"],
-                               args.samples, base, "ssh%d" % r)
-            if why:
-                print("ssh round %d: not measured: %s" % (r, why))
-            got += m.values()
-        if got:
-            line("clush over ssh (loopback sshd):", got, args.rounds)
+        with sshnodes.SshNodes(args.nodes, base=base) as ssh:
+            if ssh.error:
+                print("ssh: cannot measure: %s" % ssh.error)
+                return 2
+            ssh_engine = engines.make("clush", False, ssh.clush_args(), None)
+            got = []
+            for r in range(args.rounds):
+                m, why = one_round(ssh_engine, ssh.names, [binary, "clock", "--node", "n"],
+                                   args.samples, base, "ssh%d" % r)
+                if why:
+                    print("ssh round %d: not measured: %s" % (r, why))
+                got += m.values()
+            if got:
+                line("clush over ssh, %d nodes (loopback):" % args.nodes, got, args.rounds)
         return 0
     finally:
-        if server is not None:
-            server.close()
         shutil.rmtree(base, True)
 
 
