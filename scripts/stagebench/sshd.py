@@ -44,8 +44,9 @@ class SshServer(object):
     """start() then mount() as often as needed, close() at the end. dir is created by the
     caller's rules (a new private directory); the keys and configuration live in it."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, accept_env=()):
         self.dir = directory
+        self.accept_env = tuple(accept_env)
         self.proc = None
         self.mounts = []
         self.made_run_sshd = False
@@ -85,7 +86,9 @@ class SshServer(object):
                 "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
                 "AuthorizedKeysFile %s" % self.auth, "PasswordAuthentication no",
                 "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
-                "PidFile none", "Subsystem sftp internal-sftp", "LogLevel ERROR", ""]), 0o600)
+                "PidFile none", "Subsystem sftp internal-sftp", "LogLevel ERROR"]
+                + (["AcceptEnv %s" % " ".join(self.accept_env)] if self.accept_env else [])
+                + [""]), 0o600)
         except OSError as e:
             return str(e)
         error = None
