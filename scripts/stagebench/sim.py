@@ -355,7 +355,8 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
                                              "cachedrop.py")]
         cmd += ["--server-drop", " ".join(shlex.quote(w) for w in drop + [
             os.path.join(top, s) for s in sorted(by_server)])]
-    for opt in ("max_offset", "timeout", "lead", "xfer", "seed", "count", "chunk", "file_size", "passes"):
+    for opt in ("max_offset", "timeout", "lead", "xfer", "seed", "count", "chunk", "file_size",
+                "passes"):
         v = getattr(args, opt)
         if v is not None:
             cmd += ["--" + opt.replace("_", "-"), v]
