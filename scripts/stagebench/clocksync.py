@@ -23,6 +23,7 @@ import time
 CLOCK_SCHEMA = "stagebench.clock/1"
 SAMPLES = 8  # exchanges per node; the least round trip is kept
 _TOKEN_MAX = 32
+JUNK_LINES = 100  # lines a node may print before its header (a login banner, say)
 
 
 def now_ns():
@@ -80,6 +81,7 @@ class Exchange(object):
         self.samples = {}  # node -> [(send_ns, node_ns, recv_ns)]
         self.errors = {}  # node -> why its offset is not measured
         self._sent = {}  # node -> (token, send_ns)
+        self._junk = {}  # node -> lines seen before its header
 
     def _next(self, node):
         token = "t%d" % len(self.samples[node])
@@ -90,12 +92,18 @@ class Exchange(object):
         if node in self.errors:
             return None
         if node not in self.header:
+            # what a login script or a wrapper prints before it is passed over (no token has
+            # been sent yet); a JSON object of another kind is an answer, and a wrong one
             try:
-                head = json.loads(line)
+                head = json.loads(line) if line.lstrip().startswith("{") else None
             except ValueError:
                 head = None
+            if head is None:
+                self._junk[node] = self._junk.get(node, 0) + 1
+                if self._junk[node] <= JUNK_LINES:
+                    return None
             if not isinstance(head, dict) or head.get("schema") != CLOCK_SCHEMA:
-                self.errors[node] = "its first line is not a %s header" % CLOCK_SCHEMA
+                self.errors[node] = "no %s header among its first lines" % CLOCK_SCHEMA
                 return self.EOF
             self.header[node] = head
             self.samples[node] = []

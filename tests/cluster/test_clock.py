@@ -59,15 +59,23 @@ class ExchangeMaths(unittest.TestCase):
         self.assertAlmostEqual(got["n1"]["offset_s"], 0.0, delta=1e-9)
         self.assertEqual(got["n1"]["maxerror_us"], 12)
         self.assertIn("no `stagebench clock` header", why["n2"])
-        # a wrong header, a wrong token: not measured, and the node's stdin closed
-        ex = cs().Exchange(3)
-        self.assertIs(ex.on_line("a", "stagebench: error: unknown subcommand", 0), ex.EOF)
+        # a banner before the header is passed over; a JSON object of another kind, a wrong
+        # token, endless lines without a header: not measured, and the node's stdin closed
+        ex = cs().Exchange(1)
+        self.assertIsNone(ex.on_line("c", "Welcome to node c", 0))
+        self.assertIsNotNone(ex.on_line("c", head, 0))
+        self.assertIs(ex.on_line("a", '{"schema":"stagebench.info/1"}', 0), ex.EOF)
         ex.on_line("b", head, 0)
         self.assertIs(ex.on_line("b", "zz 123", 5), ex.EOF)
-        got, why = ex.results(["a", "b"], 0.0, 1.0)
+        for _ in range(cs().JUNK_LINES):
+            self.assertIsNone(ex.on_line("d", "stagebench: error: unknown command", 0))
+        self.assertIs(ex.on_line("d", "stagebench: error: unknown command", 0), ex.EOF)
+        got, why = ex.results(["a", "b", "c", "d"], 0.0, 1.0)
         self.assertEqual(got, {})
-        self.assertIn("not a stagebench.clock/1 header", why["a"])
+        self.assertIn("no stagebench.clock/1 header among its first lines", why["a"])
         self.assertIn("does not match the token", why["b"])
+        self.assertIn("0 of 1 timestamp exchanges answered", why["c"])
+        self.assertIn("no stagebench.clock/1 header", why["d"])
 
     def test_round_method_and_tolerance(self):
         infos = {"n1": {"clock": {"now": 1000.75, "ntp_synchronized": True,
