@@ -482,7 +482,7 @@ class SrunEngine(CommandEngine):
         n = len(nodes)
         cmd = ["srun", "--nodes=%d" % n, "--ntasks=%d" % n, "--ntasks-per-node=1",
                "--nodelist=%s" % nodes_file, "--kill-on-bad-exit=0", "--label",
-               "--cpu-bind=none", "--unbuffered"]
+               "--cpu-bind=none"]
         cpt = os.environ.get("SLURM_CPUS_ON_NODE", "")
         if cpt.isdigit():
             cmd.append("--cpus-per-task=%s" % cpt)
