@@ -21,6 +21,7 @@ from .engines import NODE, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
 
 MIN_LEAD_S = 3.0
+CLOCK_LINES = 10  # nodes named one a line for a clock out of tolerance; the rest folded
 SERVER_DROP_TIMEOUT = 3600  # --server-drop's command: a server's cache of a big disk can take long
 
 # Remote scripts (constant text; every value reaches them as a positional argument).
@@ -504,11 +505,20 @@ class Launcher:
                           len(got), "" if len(got) == 1 else "s", self.ident[worst],
                           clocksync.describe(got[worst])))
         out = clocksync.out_of_tolerance(got, self.max_offset)
-        for n in out:
+        for n in out[:CLOCK_LINES]:  # the farthest first; every one is in the manifest
             L.say("warning: %s: clock %s: beyond --max-offset %g s"
                   % (self.ident[n], clocksync.describe(got[n]), self.max_offset))
-        for n in sorted(why, key=L.natural_key):
+        if len(out) > CLOCK_LINES:
+            L.say("warning: %d more node%s beyond --max-offset %g s: %s (see manifest.json)"
+                  % (len(out) - CLOCK_LINES, "" if len(out) == CLOCK_LINES + 1 else "s",
+                     self.max_offset, nodeset_fold([self.ident[n] for n in out[CLOCK_LINES:]])))
+        lost = sorted(why, key=L.natural_key)
+        for n in lost[:CLOCK_LINES]:
             L.say("warning: %s: clock offset not measured: %s" % (self.ident[n], why[n]))
+        if len(lost) > CLOCK_LINES:
+            L.say("warning: %d more node%s whose clock offset was not measured: %s"
+                  % (len(lost) - CLOCK_LINES, "" if len(lost) == CLOCK_LINES + 1 else "s",
+                     nodeset_fold([self.ident[n] for n in lost[CLOCK_LINES:]])))
         if which == "end":
             start = c.get("start") or {}
             drift = [(abs(got[n]["offset_s"] - start[self.ident[n]]["offset_s"]), n)
@@ -518,9 +528,13 @@ class Launcher:
                 L.say("clock drift over the run: largest %s (%s)" % (clocksync.seconds(d),
                                                                      self.ident[n]))
         if which == "start" and self.args.require_sync and (out or why):
-            L.say("error: --require-sync: not starting: %s" % "; ".join(
-                ["%s %s" % (self.ident[n], clocksync.describe(got[n])) for n in out]
-                + ["%s not measured" % self.ident[n] for n in sorted(why, key=L.natural_key)]))
+            named = ["%s %s" % (self.ident[n], clocksync.describe(got[n])) for n in out] + \
+                ["%s not measured" % self.ident[n] for n in lost]
+            bad = [self.ident[n] for n in out + lost]
+            if len(named) > CLOCK_LINES:
+                named = named[:CLOCK_LINES] + ["and %d more: %s" % (
+                    len(bad) - CLOCK_LINES, nodeset_fold(bad[CLOCK_LINES:]))]
+            L.say("error: --require-sync: not starting: %s" % "; ".join(named))
             return False
         return True
 

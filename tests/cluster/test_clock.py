@@ -157,6 +157,20 @@ class Skew(ct.TempDirCase):
         self.assertEqual([f for f in os.listdir(self.path("results", "refused"))
                           if f.startswith("node")], [])
 
+    def test_many_nodes_out_of_tolerance_are_folded(self):
+        """Ten nodes named one a line, the farthest first; the rest folded into a node set, in
+        the warnings and in --require-sync's refusal."""
+        skews = ["--clock-skew=node%d=+%g" % (i, 0.2 + 0.1 * i) for i in range(1, 13)]
+        p = self.sim("many", ["--require-sync"] + skews, nodes=12)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        named = re.findall(r"warning: (node\d+): clock [\d.]+ s ahead of this host", p.stderr)
+        self.assertEqual(named, ["node%d" % i for i in range(12, 2, -1)])
+        self.assertIn("warning: 2 more nodes beyond --max-offset 0.1 s: node[1-2] (see "
+                      "manifest.json)", p.stderr)
+        err = [ln for ln in p.stderr.splitlines() if "--require-sync" in ln][0]
+        self.assertTrue(err.endswith("; and 2 more: node[1-2]"), err)
+        self.assertEqual(len(self.manifest("many")["clock"]["start"]), 12)
+
     def test_no_skew_is_zero_within_uncertainty(self):
         p = self.sim("same", ["--require-sync"], nodes=2)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
