@@ -10,8 +10,9 @@ A node's own clock cannot tell it that it is wrong, so the launcher measures it.
             reading lies between the launcher's send and receive instants, so of the K samples
             the one with the least round trip is kept: offset = node_ns - midpoint,
             uncertainty = rtt/2 + the launcher's cost of reading its clock (as NTP and MPI
-            clock synchronisation do).
-  round     where no stdin can be kept open (pdsh, srun): one-shot, from a round that prints the
+            clock synchronisation do). srun gives every task the same stdin: each token goes to
+            every node at once, and the next once all answered (engines.BroadcastTalkRound).
+  round     where no stdin can be kept open (pdsh): one-shot, from a round that prints the
             node's clock (the info round's clock.now); the reading lies within the round, so the
             offset is taken from the round's midpoint and the bound is half its duration.
 

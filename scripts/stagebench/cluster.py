@@ -4,7 +4,7 @@
   1. info round: `stagebench info --format json` on every node, timed (the launch time);
      the /stage server of each node is the mount source of its --dir (or --servers FILE).
      Then each node's clock offset against this host (clocksync.py: `stagebench clock` over
-     the open connection; pdsh and srun: from the info round), again after the last part;
+     the open connection, broadcast on srun's stdin; pdsh: from the info round), again after the last part;
      --max-offset warns, --require-sync refuses to start.
   2. for each repetition and test: a prepare round on one node per server (the preparer
      creates, or recreates, that server's replicas of 1a, 1b, 2; 3's is kept), then for each

@@ -389,10 +389,93 @@ class ProcessRound:
 _LABEL = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*): ?(.*)$")
 
 
+class BroadcastTalkRound(ProcessRound):
+    """A clock exchange through srun, which gives every task the same stdin: each token goes to
+    every node at once (one send instant for all), each node's answer is timed as its labelled
+    line arrives, the next token once every node answered (or after ANSWER_WAIT_S). talk is a
+    clocksync.Exchange, fed the send instant of each token for every node that is still in."""
+
+    ANSWER_WAIT_S = 5.0
+
+    def __init__(self, engine, cmd, nodes, logbase, talk, timeout):
+        self.engine, self.nodes, self.logbase, self.talk = engine, nodes, logbase, talk
+        self._lines = []
+        self._cond = threading.Condition()
+        with open_new(logbase + ".err", binary=True) as fe:
+            try:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=fe, start_new_session=True)
+            except OSError as e:
+                raise UsageError("cannot run %s: %s" % (cmd[0], e.strerror or e))
+        self._log = open_new(logbase + ".out", binary=True)
+        self._reader = threading.Thread(target=self._read)
+        self._reader.daemon = True
+        self._reader.start()
+        self._talker = threading.Thread(target=self._talk, args=(timeout,))
+        self._talker.daemon = True
+        self._talker.start()
+
+    def _read(self):
+        for raw in iter(self.proc.stdout.readline, b""):
+            t = clocksync.now_ns()  # the instant first
+            self._log.write(raw)
+            m = _LABEL.match(raw.decode("utf-8", "replace").rstrip("\n"))
+            node = self.engine.label_of(m.group(1), self.nodes) if m else None
+            if node is not None:
+                with self._cond:
+                    self.talk.on_line(node, m.group(2), t)
+                    self._lines.append(node)
+                    self._cond.notify_all()
+        with self._cond:
+            self._lines.append(None)
+            self._cond.notify_all()
+
+    def _wait_for(self, done, seconds):
+        """Until done() (under the lock), the output's end, or seconds."""
+        end = time.monotonic() + seconds
+        with self._cond:
+            while not done() and None not in self._lines and time.monotonic() < end:
+                self._cond.wait(max(0.0, min(0.5, end - time.monotonic())))
+
+    def _talk(self, timeout):
+        ex = self.talk
+        try:
+            self._wait_for(lambda: all(n in ex.header or n in ex.errors for n in self.nodes),
+                           timeout)
+            for step in range(ex.k):
+                with self._cond:
+                    live = [n for n in ex.header if n not in ex.errors]
+                    if not live:
+                        break
+                    token = "t%d" % step
+                    t_send = clocksync.now_ns()
+                    for n in live:
+                        ex._sent[n] = (token, t_send)
+                    self.proc.stdin.write((token + "\n").encode("ascii"))
+                    self.proc.stdin.flush()
+                self._wait_for(lambda: all(len(ex.samples[n]) > step or n in ex.errors
+                                           for n in live), self.ANSWER_WAIT_S)
+        except (OSError, ValueError):
+            pass  # srun ended: what arrived is measured
+        finally:
+            try:
+                self.proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+
+    def results(self):
+        self._reader.join(10)
+        self._log.close()
+        return ProcessRound.results(self)
+
+
 class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
     def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        if talk is not None and self.can_talk:
+            return BroadcastTalkRound(self, self.command(nodes_file, nodes, args, timeout),
+                                      nodes, logbase, talk, timeout)
         if stdin or talk is not None:
             raise UsageError("%s cannot write to a node's stdin" % self.name)
         return ProcessRound(self, self.command(nodes_file, nodes, args, timeout), nodes,
@@ -473,6 +556,7 @@ class PdshEngine(CommandEngine):
 class SrunEngine(CommandEngine):
     tool = "srun"
     package = "slurm-client"
+    can_talk = True  # srun gives every task its stdin: a broadcast clock exchange
     _RC = re.compile(r"^srun: error: (\S+): tasks? [\d,-]+: Exited with exit code (\d+)$")
 
     def __init__(self, exec_mode, options, fanout):

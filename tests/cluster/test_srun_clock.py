@@ -2,8 +2,8 @@
 """The launcher through srun on a private Slurm cluster of this host (slurmhost.py: two slurmd,
 n1 and n2): the info round's JSON arrives whole (srun labels whole lines; with --unbuffered it
 labelled 4 KiB pieces of a longer output and split its lines), every part runs, and the clock
-offsets come by the one-shot method, within their bound of the truth (both nodes are this
-machine: offset 0)."""
+offsets come from timestamp exchanges broadcast on srun's stdin, within their uncertainty of the
+truth (both nodes are this machine: offset 0)."""
 import json
 import os
 import subprocess
@@ -31,7 +31,7 @@ def tearDownModule():
 
 
 class SrunClock(ct.TempDirCase):
-    def test_run_and_round_offsets(self):
+    def test_run_and_exchange_offsets(self):
         os.makedirs(self.path("stage"))
         env = CLUSTER.env()
         env.pop("STAGEBENCH_NODE", None)
@@ -51,13 +51,14 @@ class SrunClock(ct.TempDirCase):
             s = ct.load(os.path.join(rundir, "%s.1a.rep1.json" % n))
             self.assertEqual(s["status"], "ok")
         c = ct.load(os.path.join(rundir, "manifest.json"))["clock"]
-        self.assertEqual((c["method"], c["samples"], c["unmeasured"]), ("round", 1, []))
+        self.assertEqual((c["method"], c["samples"], c["unmeasured"]), ("exchange", 8, []))
         for when in ("start", "end"):
             self.assertEqual(sorted(c[when]), ["n1", "n2"])
             for n, e in c[when].items():
                 self.assertLessEqual(abs(e["offset_s"]), e["uncertainty_s"], (when, n, e))
-                self.assertEqual(e["samples"], 1)
-        self.assertIn("clock offsets before the first part (round, 1 sample a node)", p.stderr)
+                self.assertEqual(e["samples"], 8)
+        self.assertIn("clock offsets before the first part (exchange, 8 samples a node)",
+                      p.stderr)
         self.assertNotIn("beyond --max-offset", p.stderr)
 
 
