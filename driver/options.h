@@ -74,6 +74,9 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 /* Print the usage of a command (CMD_NONE: the general usage) generated from the table. */
 void options_help(enum command cmd, FILE *f);
 
+/* Print the bash completion script of stagebench, generated from the table and catalogue. */
+void options_completion(FILE *f);
+
 /* Whether s can name a node: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool options_node_name_ok(const char *s);
 
