@@ -3,10 +3,14 @@
 
   1. info round: `stagebench info --format json` on every node, timed (the launch time);
      the /stage server of each node is the mount source of its --dir (or --servers FILE).
+     Then each node's clock offset against this host (clocksync.py: `stagebench clock` over
+     the open connection, broadcast on srun's stdin; pdsh: from the info round), again after the last part;
+     --max-offset warns, --require-sync refuses to start.
   2. for each repetition and test: a prepare round on one node per server (the preparer
      creates, or recreates, that server's replicas of 1a, 1b, 2; 3's is kept), then for each
      part a run round: `stagebench run PART --start-at T` on all nodes at once, T = now + a
-     lead that covers the measured launch time (at least 3 s), with a timeout.
+     lead that covers the measured launch time (at least 3 s), with a timeout; before each
+     part of test 3, --server-drop's command on this host.
   3. every node's JSON summary lands in RESULTS/<run-id>/<node>.<part>.rep<R>.json (written
      there directly, or copied back with ClusterShell's rcopy), with manifest.json, the launcher's
      record of the nodes, servers, rounds and of every node that failed, hung or was
@@ -34,6 +38,8 @@ examples:
   salloc -N 64 --exclusive stagebench-cluster --launcher srun --dir /stage/bench \\
       --results $HOME/sb 1a 1b
   stagebench-cluster -w 'node[1-4]' --dir /stage/bench --results sb --dry-run all
+  stagebench-cluster -w 'node[001-128]' --dir /stage/bench --results sb --require-sync \\
+      --server-drop "clush -w 'stage[1-6]' 'sync; echo 1 > /proc/sys/vm/drop_caches'" 3
 
 --servers FILE: lines 'NODESET SERVER' ('node[001-064] stage1'); '#' starts a comment.
 Without it, nodes whose --dir is on the same network filesystem source share a server.
@@ -42,7 +48,8 @@ results: RESULTS/<run-id>/<node>.<part>.rep<R>.json, manifest.json, info.json, l
 report.txt, report.json.
 
 exit status: 0 every node ok; 1 a node failed, hung, was unreachable or is missing;
-2 bad usage; 3 no node could be used; 130/143 interrupted (what arrived is kept).
+2 bad usage; 3 no node could be used, or --require-sync found a clock out of tolerance;
+130/143 interrupted (what arrived is kept).
 """
 
 
@@ -85,6 +92,17 @@ def parse_args(argv):
     g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
                    help="least time from launch to start (default and minimum: 3; raised to "
                         "cover twice the launch time measured)")
+    g = ap.add_argument_group("clocks and caches")
+    g.add_argument("--max-offset", default="0.1", metavar="SECONDS",
+                   help="warn before the first part about nodes whose clock offset against "
+                        "this host, plus its uncertainty, exceeds it (default: 0.1)")
+    g.add_argument("--require-sync", action="store_true",
+                   help="refuse to start (exit 3) when a node's clock is beyond --max-offset "
+                        "or could not be measured")
+    g.add_argument("--server-drop", metavar="CMD",
+                   help="a command run on this host (its words, no shell) before each part of "
+                        "test 3 to drop the /stage servers' caches; its outcome goes into the "
+                        "manifest")
     g = ap.add_argument_group("results")
     g.add_argument("--results", required=True, metavar="DIR",
                    help="results directory: the run goes to DIR/<run-id>/")

@@ -7,7 +7,9 @@ import sys
 import time
 
 NODE_SCHEMA = "stagebench.node/1"
-MANIFEST_SCHEMA = "stagebench.manifest/1"
+MANIFEST_SCHEMA = "stagebench.manifest/2"
+# The manifests the collector reads: /2 added the clock offsets and the server drop.
+MANIFEST_SCHEMAS = ("stagebench.manifest/1", MANIFEST_SCHEMA)
 REPORT_SCHEMA = "stagebench.report/1"
 BASELINE_SCHEMA = "stagebench.baseline/1"
 

@@ -19,6 +19,7 @@ import subprocess
 import threading
 import time
 
+from . import clocksync
 from . import procs
 from .common import UsageError, safe_text
 from .files import open_new, which
@@ -54,6 +55,7 @@ class Engine:
     """What the engines share: name, exec mode, extra options, fanout."""
     tool = None
     package = None
+    can_talk = False  # whether a round can converse with each node over its stdin
 
     def __init__(self, name, exec_mode, options, fanout):
         self.name = name
@@ -128,13 +130,29 @@ def clush_conf_info():
 
 
 class _Handler(object):
-    """Per-node events of a round into Outcomes, and the round's log files."""
+    """Per-node events of a round into Outcomes, and the round's log files. With a talk object
+    (clocksync.Exchange), each stdout line is also answered on the node's stdin at once, from
+    this thread: a conversation with the node, not a command fed in advance."""
 
-    def __init__(self, res, log_out, log_err):
+    def __init__(self, res, log_out, log_err, talk=None):
         self.res = res
         self.logs = {"stdout": log_out, "stderr": log_err}
+        self.talk = talk
+
+    def _answer(self, worker, node, msg, recv_ns):
+        reply = self.talk.on_line(node, msg.decode("utf-8", "replace"), recv_ns)
+        if reply is None:
+            return
+        for client in worker._engine_clients():
+            if client.key == node:
+                if reply is self.talk.EOF:
+                    client._set_write_eof(worker.SNAME_STDIN)
+                else:
+                    client._write(worker.SNAME_STDIN, reply)
 
     def ev_read(self, worker, node, sname, msg):
+        if self.talk is not None and sname == "stdout":
+            self._answer(worker, node, msg, clocksync.now_ns())  # the instant first
         o = self.res.get(node)
         line = msg.decode("utf-8", "replace")
         if o is not None:
@@ -177,7 +195,7 @@ class _StdinPort(object):
 class TaskRound:
     """A round on ClusterShell.Task, run in a thread of its own."""
 
-    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None):
+    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None, talk=None):
         self.res = {n: Outcome() for n in nodes}
         self.worker = None
         self.task = None
@@ -185,8 +203,9 @@ class TaskRound:
         self.error = None
         self._ready = threading.Event()
         self._logs = (open_new(logbase + ".out"), open_new(logbase + ".err"))
+        self._talk = talk
         self._thread = threading.Thread(target=self._body, args=(
-            engine, nodes, command, timeout, stdin, copy))
+            engine, nodes, command, timeout, stdin or talk is not None, copy))
         self._thread.daemon = True
         self._thread.start()
         self._ready.wait()
@@ -207,7 +226,7 @@ class TaskRound:
             task.set_info("fanout", int(engine.fan(nodes)))
             for k, v in engine.info.items():
                 task.set_info(k, v)
-            handler = Handler(self.res, *self._logs)
+            handler = Handler(self.res, self._logs[0], self._logs[1], self._talk)
             ns = NodeSet.fromlist(nodes)
             if copy is not None:
                 worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout)
@@ -269,6 +288,7 @@ class TaskRound:
 class ClushEngine(Engine):
     tool = "clush"
     package = "clustershell"
+    can_talk = True  # a round can converse with each node over its stdin (clocksync)
 
     def __init__(self, exec_mode, options, fanout):
         Engine.__init__(self, "clush", exec_mode, options, fanout)
@@ -293,8 +313,9 @@ class ClushEngine(Engine):
             return "exec setsid -- " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
         return shell_line(args)
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
-        return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin)
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin,
+                         talk=talk)
 
     def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
         return TaskRound(self, nodes, None, timeout, logbase, False, copy=(src, dest))
@@ -368,11 +389,94 @@ class ProcessRound:
 _LABEL = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*): ?(.*)$")
 
 
+class BroadcastTalkRound(ProcessRound):
+    """A clock exchange through srun, which gives every task the same stdin: each token goes to
+    every node at once (one send instant for all), each node's answer is timed as its labelled
+    line arrives, the next token once every node answered (or after ANSWER_WAIT_S). talk is a
+    clocksync.Exchange, fed the send instant of each token for every node that is still in."""
+
+    ANSWER_WAIT_S = 5.0
+
+    def __init__(self, engine, cmd, nodes, logbase, talk, timeout):
+        self.engine, self.nodes, self.logbase, self.talk = engine, nodes, logbase, talk
+        self._lines = []
+        self._cond = threading.Condition()
+        with open_new(logbase + ".err", binary=True) as fe:
+            try:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=fe, start_new_session=True)
+            except OSError as e:
+                raise UsageError("cannot run %s: %s" % (cmd[0], e.strerror or e))
+        self._log = open_new(logbase + ".out", binary=True)
+        self._reader = threading.Thread(target=self._read)
+        self._reader.daemon = True
+        self._reader.start()
+        self._talker = threading.Thread(target=self._talk, args=(timeout,))
+        self._talker.daemon = True
+        self._talker.start()
+
+    def _read(self):
+        for raw in iter(self.proc.stdout.readline, b""):
+            t = clocksync.now_ns()  # the instant first
+            self._log.write(raw)
+            m = _LABEL.match(raw.decode("utf-8", "replace").rstrip("\n"))
+            node = self.engine.label_of(m.group(1), self.nodes) if m else None
+            if node is not None:
+                with self._cond:
+                    self.talk.on_line(node, m.group(2), t)
+                    self._lines.append(node)
+                    self._cond.notify_all()
+        with self._cond:
+            self._lines.append(None)
+            self._cond.notify_all()
+
+    def _wait_for(self, done, seconds):
+        """Until done() (under the lock), the output's end, or seconds."""
+        end = time.monotonic() + seconds
+        with self._cond:
+            while not done() and None not in self._lines and time.monotonic() < end:
+                self._cond.wait(max(0.0, min(0.5, end - time.monotonic())))
+
+    def _talk(self, timeout):
+        ex = self.talk
+        try:
+            self._wait_for(lambda: all(n in ex.header or n in ex.errors for n in self.nodes),
+                           timeout)
+            for step in range(ex.k):
+                with self._cond:
+                    live = [n for n in ex.header if n not in ex.errors]
+                    if not live:
+                        break
+                    token = "t%d" % step
+                    t_send = clocksync.now_ns()
+                    for n in live:
+                        ex._sent[n] = (token, t_send)
+                    self.proc.stdin.write((token + "\n").encode("ascii"))
+                    self.proc.stdin.flush()
+                self._wait_for(lambda: all(len(ex.samples[n]) > step or n in ex.errors
+                                           for n in live), self.ANSWER_WAIT_S)
+        except (OSError, ValueError):
+            pass  # srun ended: what arrived is measured
+        finally:
+            try:
+                self.proc.stdin.close()
+            except (OSError, ValueError):
+                pass
+
+    def results(self):
+        self._reader.join(10)
+        self._log.close()
+        return ProcessRound.results(self)
+
+
 class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False):
-        if stdin:
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        if talk is not None and self.can_talk:
+            return BroadcastTalkRound(self, self.command(nodes_file, nodes, args, timeout),
+                                      nodes, logbase, talk, timeout)
+        if stdin or talk is not None:
             raise UsageError("%s cannot write to a node's stdin" % self.name)
         return ProcessRound(self, self.command(nodes_file, nodes, args, timeout), nodes,
                             logbase)
@@ -452,6 +556,7 @@ class PdshEngine(CommandEngine):
 class SrunEngine(CommandEngine):
     tool = "srun"
     package = "slurm-client"
+    can_talk = True  # srun gives every task its stdin: a broadcast clock exchange
     _RC = re.compile(r"^srun: error: (\S+): tasks? [\d,-]+: Exited with exit code (\d+)$")
 
     def __init__(self, exec_mode, options, fanout):
@@ -461,7 +566,7 @@ class SrunEngine(CommandEngine):
         n = len(nodes)
         cmd = ["srun", "--nodes=%d" % n, "--ntasks=%d" % n, "--ntasks-per-node=1",
                "--nodelist=%s" % nodes_file, "--kill-on-bad-exit=0", "--label",
-               "--cpu-bind=none", "--unbuffered"]
+               "--cpu-bind=none"]
         cpt = os.environ.get("SLURM_CPUS_ON_NODE", "")
         if cpt.isdigit():
             cmd.append("--cpus-per-task=%s" % cpt)

@@ -12,6 +12,7 @@ import sys
 import time
 
 from . import catalogue
+from . import clocksync
 from . import common as L
 from . import files as F
 from . import procs as P
@@ -20,6 +21,8 @@ from .engines import NODE, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
 
 MIN_LEAD_S = 3.0
+CLOCK_LINES = 10  # nodes named one a line for a clock out of tolerance; the rest folded
+SERVER_DROP_TIMEOUT = 3600  # --server-drop's command: a server's cache of a big disk can take long
 
 # Remote scripts (constant text; every value reaches them as a positional argument).
 # The node's name: $STAGEBENCH_NODE, else Slurm's node name, else its short host name.
@@ -44,6 +47,34 @@ def err_line(lines):
         if "error:" in ln:
             return ln.strip()
     return lines[-1].strip() if lines else ""
+
+
+def parse_infos(res):
+    """{node: its `stagebench info --format json` object} of the nodes of a round that printed
+    one."""
+    infos = {}
+    for node, o in res.items():
+        text = "\n".join(o.out).strip()
+        if text:
+            try:
+                info = json.loads(text)
+            except ValueError:
+                info = None
+            if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
+                infos[node] = info
+    return infos
+
+
+def local_build(binary):
+    """The build id of the stagebench on this machine (its `clock` header), or None."""
+    if not binary or binary == "none":
+        return None
+    try:
+        rc, out, _err = P.run_capture([binary, "clock", "--node", "launcher"], 30)
+        head = json.loads(out.splitlines()[0]) if rc == 0 and out else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return head.get("build") if isinstance(head, dict) else None
 
 
 class Launcher:
@@ -82,6 +113,16 @@ class Launcher:
         self.info_timeout = L.parse_seconds(a.info_timeout, "--info-timeout", 1, 86400)
         self.min_lead = L.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600)
         self.lead = self.min_lead
+        self.max_offset = L.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
+        self.server_drop = None
+        if a.server_drop is not None:
+            try:
+                self.server_drop = shlex.split(a.server_drop)
+            except ValueError as e:
+                raise L.UsageError("--server-drop '%s': %s" % (a.server_drop, e))
+            if not self.server_drop or "\0" in a.server_drop:
+                raise L.UsageError("--server-drop needs a command (its words, run on this "
+                                   "host without a shell)")
         if a.fanout is not None and not (1 <= a.fanout <= 100000):
             raise L.UsageError("--fanout %d is out of range" % a.fanout)
         for opt in ("stagebench", "dir"):
@@ -292,7 +333,7 @@ class Launcher:
                 self.vprint("killed %d process(es) left behind by the %s round" % (len(left),
                                                                                    tag))
 
-    def round(self, tag, nodes, args, timeout, honour_stop=True):
+    def round(self, tag, nodes, args, timeout, honour_stop=True, talk=None):
         """Run args on nodes; returns ({node: Outcome}, duration). Never hangs: the engine's
         own timeout first, then the launcher's (kill the whole tree), then a sweep of any
         process left behind."""
@@ -303,7 +344,8 @@ class Launcher:
             shlex.quote(c) for c in self.engine.describe(nf, nodes, args, timeout))))
         t0 = time.time()
         killed = False
-        rnd = self.engine.start(nodes, args, timeout, base, nf)
+        rnd = self.engine.start(nodes, args, timeout, base, nf, talk=talk) if talk else \
+            self.engine.start(nodes, args, timeout, base, nf)
         deadline = time.monotonic() + timeout + 30.0
         stop_seen = False
         stopper = None
@@ -379,22 +421,16 @@ class Launcher:
     # -- the phases
 
     def info_phase(self):
+        t0 = time.time()
         res, dt = self.round("info", self.nodes, self.info_args(), self.info_timeout)
+        self.info_window = (t0, time.time())
         rnd = {"kind": "info", "what": "the info round", "nodes": nodeset_fold(self.nodes),
                "duration_s": round(dt, 3)}
-        infos = {}
-        for node, o in res.items():
-            text = "\n".join(o.out).strip()
-            if text:
-                try:
-                    info = json.loads(text)
-                except ValueError:
-                    info = None
-                if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
-                    name = info.get("node")
-                    if L.node_name_ok(name) and name != node:
-                        self.ident[node] = name
-                    infos[node] = info
+        infos = parse_infos(res)
+        for node, info in infos.items():
+            name = info.get("node")
+            if L.node_name_ok(name) and name != node:
+                self.ident[node] = name
         fail = self.record_failures(rnd, res, "the info round's %g s" % self.info_timeout)
         for node in self.nodes:
             ident = self.ident[node]
@@ -417,6 +453,90 @@ class Launcher:
         self.launch_s = dt
         self.lead = max(self.min_lead, 2.0 * dt + 1.0)
         return rnd
+
+    def clock_phase(self, which):
+        """Measure the clock offset of every node still in the run ("start": before the first
+        part, "end": after the last) into the manifest's clock.<which>; returns ({node: entry},
+        {node: why not measured})."""
+        nodes = [n for n in self.nodes if n not in self.dead and n in self.infos]
+        cost = clocksync.read_cost_s()
+        if not nodes:
+            return {}, {}
+        if self.engine.can_talk:
+            talk = clocksync.Exchange(clocksync.SAMPLES)
+            res, _dt = self.round("clock-" + which, nodes, self.named(["clock"]),
+                                  self.info_timeout, talk=talk)
+            got, why = talk.results(nodes, cost, time.time())
+            for n in why:
+                o = res.get(n)
+                if o is not None and o.rc not in (None, 0):
+                    why[n] = "exit %d: %s" % (o.rc, err_line(o.err) or why[n])
+                elif o is not None and o.timeout:
+                    why[n] = "no answer within --info-timeout %g s" % self.info_timeout
+        else:
+            if which == "start":
+                infos, (t0, t1) = self.infos, self.info_window
+            else:
+                t0 = time.time()
+                res, _dt = self.round("info-end", nodes, self.info_args(), self.info_timeout)
+                t1 = time.time()
+                infos = parse_infos(res)
+            got = clocksync.from_round({n: infos[n] for n in nodes if n in infos}, t0, t1, cost)
+            why = {n: "no clock reading in its info output" for n in nodes if n not in got}
+        clock = self.manifest["clock"]
+        clock["read_cost_s"] = round(cost, 9)
+        clock[which] = {self.ident[n]: e for n, e in got.items()}
+        clock["unmeasured" if which == "start" else "unmeasured_end"] = sorted(
+            (self.ident[n] for n in why), key=L.natural_key)
+        clock.setdefault("why_unmeasured", {})[which] = {self.ident[n]: w for n, w in
+                                                         why.items()}
+        self.save_manifest()
+        return got, why
+
+    def clock_check(self, got, why, which):
+        """Say what the measurement found: one line, then one per node out of --max-offset or
+        not measured. With --require-sync (at the start), False when any is."""
+        c = self.manifest["clock"]
+        if got:
+            worst = max(got, key=lambda n: abs(got[n]["offset_s"]))
+            L.say("clock offsets %s (%s, %d sample%s a node): %d node%s measured, largest %s: "
+                  "%s" % ("before the first part" if which == "start" else "after the last part",
+                          c["method"], c["samples"], "" if c["samples"] == 1 else "s",
+                          len(got), "" if len(got) == 1 else "s", self.ident[worst],
+                          clocksync.describe(got[worst])))
+        out = clocksync.out_of_tolerance(got, self.max_offset)
+        for n in out[:CLOCK_LINES]:  # the farthest first; every one is in the manifest
+            L.say("warning: %s: clock %s: beyond --max-offset %g s"
+                  % (self.ident[n], clocksync.describe(got[n]), self.max_offset))
+        if len(out) > CLOCK_LINES:
+            L.say("warning: %d more node%s beyond --max-offset %g s: %s (see manifest.json)"
+                  % (len(out) - CLOCK_LINES, "" if len(out) == CLOCK_LINES + 1 else "s",
+                     self.max_offset, nodeset_fold([self.ident[n] for n in out[CLOCK_LINES:]])))
+        lost = sorted(why, key=L.natural_key)
+        for n in lost[:CLOCK_LINES]:
+            L.say("warning: %s: clock offset not measured: %s" % (self.ident[n], why[n]))
+        if len(lost) > CLOCK_LINES:
+            L.say("warning: %d more node%s whose clock offset was not measured: %s"
+                  % (len(lost) - CLOCK_LINES, "" if len(lost) == CLOCK_LINES + 1 else "s",
+                     nodeset_fold([self.ident[n] for n in lost[CLOCK_LINES:]])))
+        if which == "end":
+            start = c.get("start") or {}
+            drift = [(abs(got[n]["offset_s"] - start[self.ident[n]]["offset_s"]), n)
+                     for n in got if self.ident[n] in start]
+            if drift:
+                d, n = max(drift)
+                L.say("clock drift over the run: largest %s (%s)" % (clocksync.seconds(d),
+                                                                     self.ident[n]))
+        if which == "start" and self.args.require_sync and (out or why):
+            named = ["%s %s" % (self.ident[n], clocksync.describe(got[n])) for n in out] + \
+                ["%s not measured" % self.ident[n] for n in lost]
+            bad = [self.ident[n] for n in out + lost]
+            if len(named) > CLOCK_LINES:
+                named = named[:CLOCK_LINES] + ["and %d more: %s" % (
+                    len(bad) - CLOCK_LINES, nodeset_fold(bad[CLOCK_LINES:]))]
+            L.say("error: --require-sync: not starting: %s" % "; ".join(named))
+            return False
+        return True
 
     def group_servers(self):
         servers = {}
@@ -515,12 +635,60 @@ class Launcher:
         fail = self.record_failures(rnd, res, "--timeout %g s after the start" % self.timeout,
                                     summaries=arrived)
         missed = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
+        ahead = self.clock_ahead(missed, fail)
+        missed = [n for n in missed if n not in ahead]
         if missed and self.lead < 600:
             self.lead = min(600.0, self.lead * 2)
             L.say("warning: %d node(s) missed the start of %s: lead raised to %.1f s"
                   % (len(missed), part, self.lead))
         self.save_manifest()
         return rnd
+
+    def clock_ahead(self, missed, fail):
+        """Of the nodes that missed a start, those whose clock, measured ahead of this host by
+        more than --max-offset, explains it: a clock problem, said so, which a longer lead
+        would not cure. Their failure records get cause "clock ahead" and the offset."""
+        start = self.manifest["clock"].get("start") or {}
+        ahead = []
+        for n in missed:
+            e = start.get(n)
+            if e is None or e["offset_s"] - e["uncertainty_s"] <= self.max_offset:
+                continue
+            ahead.append(n)
+            fail[n]["cause"] = "clock ahead"
+            fail[n]["offset_s"] = e["offset_s"]
+            fail[n]["uncertainty_s"] = e["uncertainty_s"]
+            L.say("warning: %s missed the start: a clock problem, not a short lead: its clock is "
+                  "%s" % (n, clocksync.describe(e)))
+        return ahead
+
+    def server_drop_run(self, part, rep):
+        """--server-drop's command on this host before a part of test 3, untimed; its outcome
+        into the manifest and one line of output."""
+        q = " ".join(shlex.quote(w) for w in self.server_drop)
+        at = time.time()
+        try:
+            rc, out, err = P.run_capture(self.server_drop, SERVER_DROP_TIMEOUT)
+            text = (out + err).strip()
+        except OSError as e:
+            rc, text = None, "cannot run it: %s" % L.errno_text(e)
+        except subprocess.TimeoutExpired:
+            rc, text = None, "no end within %d s: killed" % SERVER_DROP_TIMEOUT
+        tail = L.safe_text("\n".join(text.splitlines()[-5:]))
+        run = {"before": part, "repetition": rep, "status": "ok" if rc == 0 else "failed",
+               "exit_code": rc, "at": round(at, 6), "duration_s": round(time.time() - at, 3),
+               "output": tail}
+        self.manifest["server_drop"]["runs"].append(run)
+        self.save_manifest()
+        if rc == 0:
+            L.say("server drop before %s rep %d: ran (%s), exit 0 in %.1f s"
+                  % (part, rep, q, run["duration_s"]))
+        else:
+            L.say("warning: server drop before %s rep %d: failed (%s): %s: %s; %s runs on a "
+                  "server cache that may be warm" % (part, rep, q, "exit %d" % rc
+                                                     if rc is not None else "not run",
+                                                     tail.replace("\n", " | ") or "no output",
+                                                     part))
 
     def rcopy(self, nodes, part, rep):
         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
@@ -585,6 +753,16 @@ class Launcher:
 
         show("info round (measures the launch time)", self.nodes, self.info_args(),
              self.info_timeout)
+        if e.can_talk:
+            show("clock offsets (%d timestamp exchanges a node on its stdin; again after the "
+                 "last part)" % clocksync.SAMPLES, self.nodes, self.named(["clock"]),
+                 self.info_timeout)
+        else:
+            print("clock offsets: from the info round (one-shot: bounded by its duration); "
+                  "again with an info round after the last part")
+        print("clock tolerance: --max-offset %g s%s" % (
+            self.max_offset, "; --require-sync refuses to start beyond it"
+            if self.args.require_sync else ""))
         if self.servers is not None:
             by = {}
             for n in self.nodes:
@@ -606,6 +784,9 @@ class Launcher:
                         rep, test, "recreated" if d["recreate"] else "kept once made"),
                         prep_nodes, self.prepare_args(test), self.prepare_timeout)
                 for part in parts:
+                    if self.server_drop is not None and test == "3":
+                        print("rep %d: before %s, on this host: %s" % (
+                            rep, part, q(shlex.quote(w) for w in self.server_drop)))
                     print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
                           "added to the time the round is launched)" % (
                               rep, part, t, L.utc(t), self.lead))
@@ -652,6 +833,14 @@ class Launcher:
                     "scale": a.scale, "repeat": a.repeat, "options": self.run_options()},
             "nodes": list(self.nodes), "servers": {}, "preparers": {}, "notes": list(a.note),
             "rounds": [], "interrupted": None, "finished_at": None,
+            "clock": {"method": "exchange" if self.engine.can_talk else "round",
+                      "samples": clocksync.SAMPLES if self.engine.can_talk else 1,
+                      "start": {}, "end": {}, "unmeasured": []},
+            "max_offset_s": self.max_offset, "require_sync": bool(a.require_sync),
+            "server_drop": None if self.server_drop is None else {
+                "command": list(self.server_drop), "where": "launcher", "runs": []},
+            "launcher_version": self.catalogue.version,
+            "launcher_build": local_build(a.local_stagebench or F.find_sibling("stagebench")),
         }
         self.save_manifest()
         L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
@@ -667,6 +856,11 @@ class Launcher:
             self.lead))
         self.save_manifest()
         preparers = {}
+        if usable and self.infos and not self.clock_check(*self.clock_phase("start"),
+                                                           which="start"):
+            self.manifest["finished_at"] = time.time()
+            self.save_manifest()
+            return self.finish(L.EXIT_PRECONDITION)
         if not usable or not self.infos:
             self.manifest["finished_at"] = time.time()
             self.save_manifest()
@@ -689,10 +883,14 @@ class Launcher:
                 for part in parts:
                     if self.stop_signal:
                         break
+                    if self.server_drop is not None and test == "3":
+                        self.server_drop_run(part, rep)
                     rnd = self.run_phase(test, part, rep, unprepared)
                     bad = len(rnd.get("failed") or {})
                     L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
                         part, rep, rnd["count"], "" if rnd["count"] == 1 else "s", bad))
+        if not self.stop_signal:
+            self.clock_check(*self.clock_phase("end"), which="end")
         if a.clean and not self.stop_signal:
             self.clean_phase(preparers)
         self.scratch_cleanup()

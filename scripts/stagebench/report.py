@@ -220,7 +220,7 @@ def _load_manifest(c, path):
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest unreadable: %s" % e})
         return
-    if not isinstance(m, dict) or m.get("schema") != L.MANIFEST_SCHEMA:
+    if not isinstance(m, dict) or m.get("schema") not in L.MANIFEST_SCHEMAS:
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "not a launcher manifest (schema %r)" % (
                               m.get("schema") if isinstance(m, dict) else None)})

@@ -15,8 +15,18 @@ the launcher and the collector report it:
   missing-dir  the node's directory does not exist (its commands fail at once, exit 3)
   hang         the node's `stagebench run` stops itself (SIGSTOP) before it starts: a real
                hang that only the launcher's --timeout ends
+--clock-skew NODE=SECONDS runs that node's stagebench under libfaketime with its wall clock
+(CLOCK_REALTIME only; CLOCK_MONOTONIC left alone) that far ahead (+) or behind (-).
+
+A cluster's caches: with --sshfs each simulated node reaches its server's directory through
+an sshfs mount of its own (RESULTS/<run-id>/sim/mnt/<node>, through a private sshd on
+127.0.0.1 that the simulation starts and stops), so each node has its own client cache (the
+node cache), this machine's page cache of the server directory's files is the server cache,
+and the disk is below it. --server-drop drops that server cache (posix_fadvise DONTNEED on the
+servers' files, cachedrop.py) before each part of test 3, through the launcher's --server-drop.
 """
 import argparse
+import glob
 import json
 import os
 import shlex
@@ -30,16 +40,27 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import procs as P
+from . import sshd
 from .nodes import nodeset_fold
 from .procs import run_capture
 
 FAULTS = ("missing-dir", "hang")
+# libfaketime, where Debian (faketime) and RHEL put it
+FAKETIME_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib*/faketime/libfaketime.so.1")
+# A node's own client cache that keeps a file's pages across opens while the server's copy is
+# unchanged (auto_cache: by modification time, checked on every open as neither sshfs's
+# directory cache nor the kernel's attributes are kept), as an NFS client does.
+SSHFS_OPTIONS = ("auto_cache", "dir_cache=no", "attr_timeout=0", "entry_timeout=0")
 EPILOG = """\
 examples:
   stagebench-sim --nodes 4 --servers 2 --dir /tmp/stage --results /tmp/sb --scale small 1a 2 4
   stagebench-sim --nodes 8 --servers 2 --dir /mnt/nfs/stage --results sb --repeat 2 all
   stagebench-sim --nodes 4 --servers 2 --dir d --results r --scale tiny \\
       --fault node3=hang --timeout 10 1a
+  stagebench-sim --nodes 3 --servers 1 --dir /tmp/stage --results r --scale small \\
+      --sshfs --server-drop 1a 2 3
+  stagebench-sim --nodes 3 --servers 1 --dir d --results r --scale tiny --lead 10 \\
+      --clock-skew node2=+2.5 --clock-skew node3=-3 1a
 
 exit status: the launcher's: 0 every node ok; 1 a node failed, hung or is missing; 2 bad usage;
 3 no node could be used; 130/143 interrupted.
@@ -67,6 +88,17 @@ def parse_args(argv):
                     help="the launcher's engine, in exec mode (default: clush)")
     ap.add_argument("--fault", action="append", default=[], metavar="NODE=KIND",
                     help="make a node misbehave: KIND is missing-dir or hang (repeatable)")
+    ap.add_argument("--clock-skew", action="append", default=[], metavar="NODE=SECONDS",
+                    help="run a node with its wall clock that far ahead or behind (libfaketime, "
+                         "Debian: faketime; repeatable)")
+    ap.add_argument("--sshfs", action="store_true",
+                    help="each node reaches its server's directory through its own sshfs mount "
+                         "(its own client cache) via a private sshd on 127.0.0.1")
+    ap.add_argument("--server-drop", action="store_true",
+                    help="drop the servers' cache (this machine's pages of their files) before "
+                         "each part of test 3")
+    ap.add_argument("--max-offset", metavar="SECONDS", help="the launcher's --max-offset")
+    ap.add_argument("--require-sync", action="store_true", help="the launcher's --require-sync")
     ap.add_argument("--timeout", metavar="SECONDS",
                     help="a part's time limit on a node (the launcher's --timeout)")
     ap.add_argument("--lead", metavar="SECONDS", help="the launcher's --lead")
@@ -126,18 +158,48 @@ def share_cores(nodes, cpus):
     return out, note
 
 
-def wrapper(binary, node, server, stage_dir, cpus, fault, run_id):
+def faketime_library():
+    for pattern in FAKETIME_GLOBS:
+        for path in sorted(glob.glob(pattern)):
+            return path
+    return None
+
+
+def parse_skews(items, nodes):
+    """{node: seconds} from --clock-skew NODE=SECONDS."""
+    skews = {}
+    for item in items:
+        node, sep, value = item.partition("=")
+        try:
+            sec = float(value)
+        except ValueError:
+            sec = None
+        if not sep or sec is None or sec != sec or abs(sec) > 86400:
+            raise L.UsageError("--clock-skew '%s': expected NODE=SECONDS (+2.5, -3)" % item)
+        if node not in nodes:
+            raise L.UsageError("--clock-skew '%s': no simulated node %s" % (item, node))
+        skews[node] = sec
+    return skews
+
+
+def wrapper(binary, node, server, stage_dir, cpus, fault, run_id, skew=None):
+    """skew: (libfaketime's path, seconds) for a node whose wall clock is skewed."""
     q = shlex.quote
     cpu_list = ",".join(str(x) for x in cpus)
     lines = ["#!/bin/sh",
              "# stagebench-sim run %s: simulated node %s, /stage server %s (%s), CPUs %s%s"
              % (run_id, node, server, stage_dir, cpu_list,
                 "; fault: %s" % fault if fault else "")]
+    if skew is not None:  # libfaketime: the wall clock moved, the monotonic clock left alone
+        lines += ["LD_PRELOAD=%s FAKETIME=%s FAKETIME_DONT_FAKE_MONOTONIC=1"
+                  % (q(skew[0]), q("%+.9g" % skew[1])),
+                  "export LD_PRELOAD FAKETIME FAKETIME_DONT_FAKE_MONOTONIC"]
     if fault == "hang":
         lines.append('case "$1" in run) kill -STOP $$ ;; esac  # fault: hang until killed')
     lines += ['case "$1" in',
               "run|prepare|info|check) exec %s \"$@\" --dir %s --cpus %s ;;"
               % (q(binary), q(stage_dir), cpu_list),
+              "clock) exec %s \"$@\" ;;" % q(binary),
               "*) exec %s \"$@\" --dir %s ;;" % (q(binary), q(stage_dir)),
               "esac", ""]
     return "\n".join(lines)
@@ -162,6 +224,16 @@ def main():
                 raise L.UsageError("--fault '%s': no simulated node %s (node1..node%d)"
                                    % (f, node, args.nodes))
             faults[node] = kind
+        skews = parse_skews(args.clock_skew, nodes)
+        faketime = faketime_library() if skews else None
+        if skews and not faketime:
+            raise L.UsageError("--clock-skew needs libfaketime (Debian: faketime)")
+        if args.sshfs and not args.dry_run:
+            for tool in ("sshfs", "/usr/sbin/sshd", "ssh-keygen"):
+                if not shutil.which(tool):
+                    raise L.UsageError("--sshfs needs %s (Debian: sshfs, openssh-server)" % tool)
+            if not os.path.exists("/dev/fuse"):
+                raise L.UsageError("--sshfs needs FUSE: /dev/fuse does not exist")
         binary = args.stagebench or F.find_sibling("stagebench")
         if not binary:
             raise L.UsageError("no stagebench binary: give --stagebench PATH")
@@ -197,24 +269,71 @@ def main():
     by_server = {}
     for i, n in enumerate(nodes, 1):
         by_server.setdefault("server%d" % (i % args.servers), []).append(n)
-    if not args.dry_run:
-        try:
-            F.ensure_dir(results)
-            F.ensure_dir(rundir)
-            F.ensure_dir(simdir)
-            F.ensure_dir(bindir, 0o700, private=True)
-            for s in by_server:
-                os.makedirs(os.path.join(top, s), exist_ok=True)
-        except OSError as e:
-            L.fail("cannot create %s" % (("%s: %s" % (e.filename, L.errno_text(e)))
-                                         if e.filename else e), L.EXIT_PRECONDITION)
-        for s, ns in by_server.items():
-            for n in ns:
-                stage = os.path.join(top, s)
-                if faults.get(n) == "missing-dir":
-                    stage = os.path.join(top, "missing-" + n)
-                F.write_atomic(os.path.join(bindir, n), wrapper(
-                    binary, n, s, stage, share[n], faults.get(n), run_id), 0o755)
+    held = []  # the private sshd of --sshfs, once started: stopped whatever happens
+    try:
+        if not args.dry_run:
+            setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, binary,
+                        share, run_id, held)
+        return launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
+                      launcher, bindir, servers_file, note, skews)
+    finally:
+        for server in held:
+            left = server.close()
+            if left:
+                L.say("warning: could not unmount %s" % ", ".join(left))
+        if dry_dir is not None:
+            shutil.rmtree(dry_dir, ignore_errors=True)
+
+
+def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, binary, share,
+                run_id, held):
+    """The servers' directories, each node's mount (--sshfs) and wrapper; the private sshd of
+    --sshfs goes into held (the caller stops it)."""
+    results, rundir = os.path.dirname(os.path.dirname(simdir)), os.path.dirname(simdir)
+    try:
+        F.ensure_dir(results)
+        F.ensure_dir(rundir)
+        F.ensure_dir(simdir)
+        F.ensure_dir(bindir, 0o700, private=True)
+        for s in by_server:
+            os.makedirs(os.path.join(top, s), exist_ok=True)
+        if args.sshfs:
+            F.make_dir(os.path.join(simdir, "ssh"), 0o700)
+            F.make_dir(os.path.join(simdir, "mnt"), 0o755)
+    except OSError as e:
+        L.fail("cannot create %s" % (("%s: %s" % (e.filename, L.errno_text(e)))
+                                     if e.filename else e), L.EXIT_PRECONDITION)
+    server = None
+    if args.sshfs:
+        server = sshd.SshServer(os.path.join(simdir, "ssh"))
+        held.append(server)
+        why = server.start()
+        if why:
+            L.fail("--sshfs: %s" % why, L.EXIT_PRECONDITION)
+    for s, ns in by_server.items():
+        for n in ns:
+            stage = os.path.join(top, s)
+            if faults.get(n) == "missing-dir":
+                stage = os.path.join(top, "missing-" + n)
+            elif server is not None:
+                mnt = os.path.join(simdir, "mnt", n)
+                why = None
+                try:
+                    F.make_dir(mnt, 0o755)
+                except OSError as e:
+                    why = L.errno_text(e)
+                why = why or server.mount(stage, mnt, SSHFS_OPTIONS)
+                if why:
+                    L.fail("--sshfs: %s: %s" % (n, why), L.EXIT_PRECONDITION)
+                stage = mnt
+            F.write_atomic(os.path.join(bindir, n), wrapper(
+                binary, n, s, stage, share[n], faults.get(n), run_id,
+                (faketime, skews[n]) if n in skews else None), 0o755)
+
+
+def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary, launcher,
+           bindir, servers_file, note, skews):
+    """Run the launcher on the simulated nodes; its exit status."""
     F.write_atomic(servers_file, "".join("%s %s\n" % (nodeset_fold(ns), s)
                                          for s, ns in sorted(by_server.items())))
 
@@ -226,12 +345,23 @@ def main():
            "--repeat", str(args.repeat), "--note", note]
     for n, kind in sorted(faults.items()):
         cmd += ["--note", "fault injected by stagebench-sim: %s %s" % (n, kind)]
-    for opt in ("timeout", "lead", "xfer", "seed", "count", "chunk", "file_size", "passes"):
+    for n, sec in sorted(skews.items()):
+        cmd += ["--note", "clock skewed by stagebench-sim (libfaketime): %s %+g s" % (n, sec)]
+    if args.sshfs:
+        cmd += ["--note", "each node on its own sshfs mount of its server (its own client "
+                          "cache), through a private sshd on 127.0.0.1"]
+    if args.server_drop:
+        drop = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "cachedrop.py")]
+        cmd += ["--server-drop", " ".join(shlex.quote(w) for w in drop + [
+            os.path.join(top, s) for s in sorted(by_server)])]
+    for opt in ("max_offset", "timeout", "lead", "xfer", "seed", "count", "chunk", "file_size",
+                "passes"):
         v = getattr(args, opt)
         if v is not None:
             cmd += ["--" + opt.replace("_", "-"), v]
     for opt in ("verify", "fsync", "keep", "require_ntp", "late_ok", "clean", "no_report",
-                "dry_run", "verbose"):
+                "dry_run", "verbose", "require_sync"):
         if getattr(args, opt):
             cmd.append("--" + opt.replace("_", "-"))
     cmd += list(args.tests)
@@ -243,12 +373,8 @@ def main():
     # The launcher runs in its own session: a Ctrl-C reaches it once, forwarded from here.
     proc = subprocess.Popen(cmd, start_new_session=True)
     P.forward_signals(proc)
-    try:
-        while True:
-            try:
-                return proc.wait()
-            except KeyboardInterrupt:
-                continue
-    finally:
-        if dry_dir is not None:
-            shutil.rmtree(dry_dir, ignore_errors=True)
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            continue

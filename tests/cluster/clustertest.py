@@ -166,155 +166,43 @@ def free_port():
         return s.getsockname()[1]
 
 
-class SshServer:
-    """A private sshd on 127.0.0.1 (throwaway host and user keys, its own config), and sshfs
-    mounts through it. Everything is undone by close(), also after a failure."""
+def SshServer(base):
+    """The package's private sshd on 127.0.0.1 (stagebench.sshd, what stagebench-sim --sshfs
+    runs: throwaway host and user keys, its own config) in a new directory under base, accepting
+    STAGEBENCH_NODE from ssh, with sshfs mounts through it and an ssh_config for node aliases.
+    Everything is undone by close(), also after a failure."""
+    from stagebench import sshd
 
-    def __init__(self, base):
-        self.base = base
-        self.dir = tempfile.mkdtemp(prefix="sshd-", dir=base)
-        self.proc = None
-        self.mounts = []
-        self.made_run_sshd = False
-        self.port = None
-        self.error = None
-        self.log = os.path.join(self.dir, "sshd.log")
+    class TestSshServer(sshd.SshServer):
+        def start(self):
+            """None, or why it cannot work here."""
+            self.error = None
+            why = sshd.SshServer.start(self)
+            self.error = why
+            return why
 
-    def _privsep_dir(self):
-        """sshd's privilege separation directory, made by its systemd unit normally."""
-        if not os.path.isdir("/run/sshd"):
-            with contextlib.suppress(FileExistsError):
-                os.makedirs("/run/sshd", mode=0o755)
-                self.made_run_sshd = True
+        def ssh_config(self, aliases):
+            """An ssh_config with Host entries for aliases -> 127.0.0.1, each sending its own
+            STAGEBENCH_NODE (one machine acting as several remote nodes)."""
+            path = os.path.join(self.dir, "ssh_config")
+            lines = []
+            for a in aliases:
+                lines += ["Host %s" % a, "  HostName 127.0.0.1", "  Port %d" % self.port,
+                          "  User %s" % self.user, "  IdentityFile %s" % self.user_key,
+                          "  IdentitiesOnly yes", "  StrictHostKeyChecking no",
+                          "  UserKnownHostsFile /dev/null", "  BatchMode yes",
+                          "  LogLevel ERROR", "  SetEnv STAGEBENCH_NODE=%s" % a, ""]
+            with open(path, "w") as f:
+                f.write("\n".join(lines))
+            return path
 
-    def _keygen(self, name):
-        path = os.path.join(self.dir, name)
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "stagebench-test",
-                        "-f", path], check=True, capture_output=True, timeout=60)
-        return path
+        def mount(self, remote_dir, mountpoint, options=()):
+            if not os.path.exists("/dev/fuse"):
+                return "/dev/fuse does not exist"
+            return sshd.SshServer.mount(self, remote_dir, mountpoint, options)
 
-    def start(self, accept_env=("STAGEBENCH_NODE",)):
-        """Start sshd; returns None, or why it cannot work here."""
-        for tool in ("/usr/sbin/sshd", "ssh", "ssh-keygen"):
-            if not shutil.which(tool):
-                return "%s is not installed (Debian: openssh-server, openssh-client)" % tool
-        self.host_key = self._keygen("host_key")
-        self.user_key = self._keygen("user_key")
-        self.auth = os.path.join(self.dir, "authorized_keys")
-        shutil.copy(self.user_key + ".pub", self.auth)
-        os.chmod(self.auth, 0o600)
-        self._privsep_dir()
-        self.config = os.path.join(self.dir, "sshd_config")
-        with open(self.config, "w") as f:
-            f.write("\n".join([
-                "ListenAddress 127.0.0.1",
-                "HostKey %s" % self.host_key,
-                "PermitRootLogin prohibit-password",
-                "PubkeyAuthentication yes",
-                "AuthorizedKeysFile %s" % self.auth,
-                "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no",
-                "UsePAM no",
-                "StrictModes no",
-                "PidFile none",
-                "AcceptEnv %s" % " ".join(accept_env),
-                "Subsystem sftp internal-sftp",
-                "LogLevel ERROR",
-                ""]))
-        for _ in range(5):
-            self._privsep_dir()  # another test run may have removed it meanwhile
-            self.port = free_port()
-            with open(self.log, "w") as log:
-                self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", self.config,
-                                              "-p", str(self.port)],
-                                             stdout=subprocess.DEVNULL, stderr=log)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                try:
-                    with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                        if s.recv(4).startswith(b"SSH"):
-                            return None
-                except OSError:
-                    time.sleep(0.05)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            with open(self.log) as f:
-                self.error = f.read().strip()
-            if "Address already in use" not in self.error and \
-                    "privilege separation directory" not in self.error:
-                break
-        self.proc = None
-        return "sshd did not start: %s" % (self.error or "no message")
-
-    def ssh_options(self):
-        return ["-p", str(self.port), "-i", self.user_key, "-o", "IdentitiesOnly=yes",
-                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"]
-
-    def ssh_config(self, aliases):
-        """An ssh_config with Host entries for aliases -> 127.0.0.1, each sending its own
-        STAGEBENCH_NODE (one machine acting as several remote nodes)."""
-        path = os.path.join(self.dir, "ssh_config")
-        lines = []
-        for a in aliases:
-            lines += ["Host %s" % a, "  HostName 127.0.0.1", "  Port %d" % self.port,
-                      "  User root", "  IdentityFile %s" % self.user_key,
-                      "  IdentitiesOnly yes", "  StrictHostKeyChecking no",
-                      "  UserKnownHostsFile /dev/null", "  BatchMode yes", "  LogLevel ERROR",
-                      "  SetEnv STAGEBENCH_NODE=%s" % a, ""]
-        with open(path, "w") as f:
-            f.write("\n".join(lines))
-        return path
-
-    def mount(self, remote_dir, mountpoint):
-        """sshfs remote_dir (on this machine, through sshd) at mountpoint; None or why not."""
-        if not shutil.which("sshfs"):
-            return "sshfs is not installed (Debian: sshfs)"
-        if not os.path.exists("/dev/fuse"):
-            return "/dev/fuse does not exist"
-        opts = ",".join(["IdentityFile=%s" % self.user_key, "StrictHostKeyChecking=no",
-                         "UserKnownHostsFile=/dev/null", "BatchMode=yes", "LogLevel=ERROR",
-                         "IdentitiesOnly=yes"])
-        p = subprocess.run(["sshfs", "-p", str(self.port), "-o", opts,
-                            "root@127.0.0.1:%s" % remote_dir, mountpoint],
-                           capture_output=True, text=True, timeout=60)
-        if p.returncode != 0:
-            return "sshfs failed (exit %d): %s" % (p.returncode, p.stderr.strip())
-        self.mounts.append(mountpoint)
-        return None
-
-    def close(self):
-        for m in reversed(self.mounts):
-            for cmd in (["fusermount", "-u", m], ["fusermount3", "-u", m], ["umount", m],
-                        ["umount", "-l", m]):
-                if not shutil.which(cmd[0]):
-                    continue
-                if subprocess.run(cmd, capture_output=True, timeout=60).returncode == 0:
-                    break
-        self.mounts = []
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc = None
-        # sshd children (sessions of sshfs) end with it; make sure none is left
-        for pid, _cmd in processes_mentioning(self.config if hasattr(self, "config") else
-                                              self.dir):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        # /run/sshd goes if this made it and no other sshd (another test run's) needs it
-        if self.made_run_sshd and not any(
-                os.path.basename(c.split()[0]) == "sshd" for _p, c in processes_mentioning("sshd")
-                if c):
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
-        self.made_run_sshd = False
+    return TestSshServer(tempfile.mkdtemp(prefix="sshd-", dir=base),
+                         accept_env=("STAGEBENCH_NODE",))
 
 
 def is_mounted(path):

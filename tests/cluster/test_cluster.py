@@ -113,6 +113,10 @@ class EndToEnd(ct.TempDirCase):
         self.assertAlmostEqual(res["2"], cl["2a"] + cl["2b"] + cl["2c"], places=12)
         self.assertAlmostEqual(res["4"], cl["4a"] + cl["4b"] + cl["4c"], places=12)
         self.assertTrue(rep["clock"]["start_synchronized"])
+        # every node's clock measured before the first part and after the last: all are this
+        # machine, so 0 within the uncertainty (pdsh: the info round's one-shot bound)
+        check_offsets(self, man, nodes,
+                      "round" if man["launcher"]["engine"] == "pdsh" else "exchange")
         # the runs used the replica their server's preparer made: same generation per server
         for part in ("1a", "2a", "2b", "2c"):
             gens = {}
@@ -171,6 +175,7 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual(len(set(man["servers"].values())), 1)
         self.assertIn("127.0.0.1", list(man["servers"].values())[0])
         self.assertEqual(len(man["preparers"]), 1)
+        check_offsets(self, man, nodes, "exchange")  # `stagebench clock` over ssh
         for n in nodes:
             s = ct.load(os.path.join(rundir, "%s.1a.rep1.json" % n))
             self.assertEqual(s["node"], n)
@@ -226,6 +231,15 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual(ct.load(os.path.join(rundir, "manifest.json"))["interrupted"],
                          "SIGINT")
         self.assertFalse(os.path.exists(self.path("scratch", "stagebench-ssh-int")))
+
+
+def check_offsets(case, man, nodes, method):
+    c = man["clock"]
+    case.assertEqual((c["method"], c["unmeasured"], c["unmeasured_end"]), (method, [], []))
+    for when in ("start", "end"):
+        case.assertEqual(sorted(c[when]), sorted(nodes))
+        for n, e in c[when].items():
+            case.assertLessEqual(abs(e["offset_s"]), e["uncertainty_s"], (when, n, e))
 
 
 def p_stdout(case, rundir):
