@@ -234,11 +234,14 @@ static void check_replicas(struct check_report *r, int dirfd, const struct node_
 				  size_format(e->size, a, sizeof(a)));
 			continue;
 		}
-		check_add(
-		    r, CHECK_OK, "replicas", e->name,
-		    "%s, generation %llu, created %.0f s ago, %.0f%% in this node's page cache",
-		    size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
-		    now - e->mtime, e->residency >= 0 ? e->residency * 100.0 : 0.0);
+		char cached[64] = "this node's page cache unknown"; /* never 0% when unknown */
+		if (e->residency >= 0)
+			snprintf(cached, sizeof(cached), "%.0f%% in this node's page cache",
+				 e->residency * 100.0);
+		check_add(r, CHECK_OK, "replicas", e->name,
+			  "%s, generation %llu, created %.0f s ago, %s",
+			  size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
+			  now - e->mtime, cached);
 	}
 	if (!replicas) {
 		char by_run[64], by_prepare[64];

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver/check.h"
+#include "driver/clockcmd.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
@@ -293,9 +294,11 @@ static int main_run(struct main_env *e)
 			return main_run_fail(
 			    e, OUTCOME_PRECONDITION,
 			    "the clock is not NTP-synchronized and --require-ntp was given");
-		log_warn("the clock is not NTP-synchronized (maxerror %ld us): start instants "
-			 "across nodes may disagree",
-			 e->res.ntp.maxerror_us);
+		/* In the summary's warnings too, not only on stderr: the collector reads them. */
+		note_warning(&e->res,
+			     "clock not NTP-synchronized (maxerror %ld us): start instants across "
+			     "nodes may disagree",
+			     e->res.ntp.maxerror_us);
 	}
 	e->res.seed = r->seed;
 	if (o->dry_run) {
@@ -402,6 +405,18 @@ static int main_check(struct main_env *e)
 	return main_finish(e, out);
 }
 
+/* `clock`: this node's clock answered on stdout for each token on stdin. */
+static int main_clock_serve(struct main_env *e)
+{
+	char why[1024];
+	enum outcome out;
+
+	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	main_clock(e);
+	return main_finish(e, clockcmd_serve(&e->res, STDIN_FILENO, STDOUT_FILENO));
+}
+
 int main(int argc, char **argv)
 {
 	static struct main_env e;
@@ -436,6 +451,8 @@ int main(int argc, char **argv)
 		return main_info(&e);
 	case CMD_CHECK:
 		return main_check(&e);
+	case CMD_CLOCK:
+		return main_clock_serve(&e);
 	default:
 		return main_usage("no command given");
 	}

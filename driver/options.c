@@ -46,7 +46,7 @@ const struct opt_def options_table[] = {
 	{"seed", OPT_UINT, "N", 0, 18446744073709551615.0, NULL, NULL, NULL, FIELD(seed),
 	 FIELD(set_seed), C_RUN, "seed of the random offsets (default: a random seed, recorded)"},
 	{"node", OPT_NAME, "NAME", 0, 0, NULL, NULL, "STAGEBENCH_NODE", FIELD(node), NOSET,
-	 C_RUN | C_PREP | C_INFO | C_CHECK, "name of this node in file names and the summary (default: host name)"},
+	 C_RUN | C_PREP | C_INFO | C_CHECK | C_CLOCK, "name of this node in file names and the summary (default: host name)"},
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN | C_INFO,
 	 "write the JSON summary to FILE (atomically)"},
 	{"format", OPT_CHOICE, "FMT", 0, 0, "text|json|csv", "text", NULL, FIELD(format), NOSET,
@@ -92,7 +92,7 @@ const size_t options_table_count = sizeof(options_table) / sizeof(options_table[
 
 static const char *const command_names[CMD_COUNT] = {
     [CMD_NONE] = "",	 [CMD_RUN] = "run",   [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
-    [CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",
+    [CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",	 [CMD_CLOCK] = "clock",
 };
 
 /* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
@@ -404,11 +404,14 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 	if (o->help || o->version)
 		return 0;
 	if (o->cmd == CMD_NONE) {
-		options_why(why, whylen,
-			    "no command given: expected run, prepare, clean, list, info or check");
+		options_why(
+		    why, whylen,
+		    "no command given: expected run, prepare, clean, list, info, check or clock");
 		return -EINVAL;
 	}
-	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO || o->cmd == CMD_CHECK) && o->ntests) {
+	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO || o->cmd == CMD_CHECK ||
+	     o->cmd == CMD_CLOCK) &&
+	    o->ntests) {
 		options_why(why, whylen, "'%s' takes no test names (got '%s')",
 			    options_command_name(o->cmd), o->tests[0]);
 		return -EINVAL;

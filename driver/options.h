@@ -22,6 +22,7 @@ enum command {
 	CMD_LIST,
 	CMD_INFO,
 	CMD_CHECK,
+	CMD_CLOCK,
 	CMD_COUNT
 };
 enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };

@@ -15,6 +15,7 @@ static const char *const options_help_lines[CMD_COUNT] = {
     [CMD_LIST] = "             the tests and their parameters at the chosen scale",
     [CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
     [CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
+    [CMD_CLOCK] = "            answer timestamps on stdin, for the launcher's clock offsets",
 };
 
 /* A command's line of help, the test names taken from the catalogue. */
@@ -46,7 +47,9 @@ void options_help(enum command cmd, FILE *f)
 	} else {
 		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
 			options_command_name(cmd),
-			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK ? "" : " TEST...",
+			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK || cmd == CMD_CLOCK
+			    ? ""
+			    : " TEST...",
 			help + strspn(help, "TEST. "));
 	}
 	for (size_t i = 0; i < options_table_count; i++) {

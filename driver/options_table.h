@@ -28,7 +28,8 @@ enum opt_type {
 #define C_LIST	(1u << CMD_LIST)
 #define C_INFO	(1u << CMD_INFO)
 #define C_CHECK (1u << CMD_CHECK)
-#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK)
+#define C_CLOCK (1u << CMD_CLOCK)
+#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK | C_CLOCK)
 #define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
 
 #define FIELD(f) offsetof(struct options, f)

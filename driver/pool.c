@@ -65,7 +65,9 @@ static void pool_thread_run(struct pool_thread *t, int setup_rc)
 		return;
 	atomic_store_explicit(&t->finished, false, memory_order_relaxed);
 	double at = clock_wait_until(p->part.start_at, POOL_SPIN_S, &stop_part);
+	r->release_at_ns = clock_wall_ns();
 	t->out->release_mono = clock_mono_ns();
+	r->release_mono_ns = t->out->release_mono;
 	if (at < 0)
 		return;
 	r->release_at = at;
@@ -75,6 +77,24 @@ static void pool_thread_run(struct pool_thread *t, int setup_rc)
 	atomic_store_explicit(&t->finished, true, memory_order_relaxed);
 	if (r->rc)
 		stop_request();
+}
+
+/*
+ * The start of the first operation on the wall clock (the release's wall instant plus the
+ * monotonic time between them), and 1a's first pass apart from the median of the others.
+ */
+static void pool_thread_instants(struct pool_thread *t)
+{
+	struct bench_ctx *c = &t->ctx;
+	struct thread_result *r = &t->out->res;
+
+	r->first_io_at_ns = 0;
+	if (r->ran && c->first_io_ns)
+		r->first_io_at_ns =
+		    r->release_at_ns + (int64_t)(c->first_io_ns - t->out->release_mono);
+	r->first_pass_s = c->first_pass_ns ? (double)c->first_pass_ns / 1e9 : -1.0;
+	r->rest_pass_median_s =
+	    c->npass_ns ? (double)bench_median_ns(c->pass_ns, (size_t)c->npass_ns) / 1e9 : -1.0;
 }
 
 /* One part, from its publication to its results. 0, or -ECANCELED when the gate broke. */
@@ -94,6 +114,8 @@ static int pool_thread_part(struct pool_thread *t)
 	hist_init(t->out->hist);
 	prng_seed(&c->rng, p->seed ^ p->part.stream, p->node_hash, r->index);
 	r->ran = false;
+	r->release_at_ns = r->first_io_at_ns = 0;
+	r->late_by_s = 0;
 	r->rc = p->part.ops->setup ? p->part.ops->setup(c) : 0;
 	int setup_rc = r->rc;
 	if (setup_rc)
@@ -112,6 +134,7 @@ static int pool_thread_part(struct pool_thread *t)
 	r->pages = c->pages;
 	r->files = c->files;
 	r->retries = c->retries;
+	pool_thread_instants(t);
 	if (r->rc)
 		r->err = c->err;
 	return gate_wait(&p->gate); /* results are in */

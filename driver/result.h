@@ -29,6 +29,17 @@ struct thread_result {
 	bool ran;	   /* released and ran the timed part */
 	double release_at; /* wall clock, epoch seconds */
 	double time_s;	   /* release to end of its last operation, monotonic */
+	/*
+	 * The same release as integer epoch ns (no 0.24 us floor of a double), the start of its
+	 * first operation on the same wall clock (release + the monotonic time between them; 0:
+	 * it did none), and how far after the part's T it was released when beyond LATE_BOUND
+	 * (0 otherwise).
+	 */
+	int64_t release_at_ns, first_io_at_ns;
+	uint64_t release_mono_ns; /* the same release on the monotonic clock */
+	double late_by_s;
+	/* 1a: its first pass, and the median of its other passes (both < 0: none). */
+	double first_pass_s, rest_pass_median_s;
 	uint64_t bytes, ops, pages, files, retries;
 	int rc; /* 0, or -errno of its first error */
 	struct bench_error err;
@@ -44,13 +55,32 @@ struct part_result {
 	double scheduled_at; /* the start instant this part was given */
 	double start_at;     /* the start instant used (later than scheduled when late) */
 	double late_by_s;
+	/*
+	 * late: the start was missed (with --late-ok), or a thread was released more than
+	 * RESULT_LATE_BOUND_S after scheduled_at; late_by_s is then the last release after it.
+	 */
+	bool late;
+	int64_t start_at_ns, scheduled_at_ns;
+	int64_t release_min_ns, release_max_ns;	  /* over the threads that ran (0: none ran) */
+	int64_t first_io_min_ns, first_io_max_ns; /* over the threads that did one (0: none) */
+	double io_start_spread_s;		  /* first_io max - min (< 0: no first I/O) */
 	double clock_step_s; /* the wall clock stepped by this much in the part (0: none seen) */
+	double clock_step_total_s; /* ... since the run's first start was decided (0: none seen) */
 	double node_time_s;
 	double release_spread_s;
 	struct stats_summary thread_time;
 	uint64_t bytes, ops, pages, files, retries;
-	double residency; /* fraction of the replica in this node's page cache at the release, <0
-			     n/a */
+	double residency;  /* fraction of the replica in this node's page cache at the release, <0
+			      n/a or unknown */
+	int residency_why; /* errno when a replica's residency could not be measured */
+	bool cache_cold_expected; /* the part reads a replica, which should start cold */
+	bool cache_dropped;	  /* this node dropped its cached pages of it before the release */
+	bool replica_changed;	  /* its identity at the part's end differs from the one opened */
+	/* 1a: over threads, each one's first pass and the median of its other passes. */
+	struct stats_summary first_pass, rest_pass;
+	size_t nfirst_pass, nrest_pass; /* threads that had them (0: null in the summary) */
+	char *warnings[8];		/* this part's warnings, also among the node's */
+	size_t nwarnings;
 	bool verified, fsync;
 	enum part_status status;
 	char error[600];   /* first error, one line */
@@ -109,10 +139,18 @@ struct result_thread {
 struct result_clocks {
 	double wall0, wall1;
 	uint64_t mono0, mono1;
+	/* The pair read when the run's first start was decided: steps since then are summed. */
+	bool has_ref;
+	double wall_ref;
+	uint64_t mono_ref;
 };
 
 /* A difference this large between wall and monotonic elapsed time is a step of the wall clock. */
 #define RESULT_STEP_MIN_S 0.1
+/* A thread released more than this after the part's start instant is late. */
+#define RESULT_LATE_BOUND_S 0.002
+/* A part that should start cold with more than this fraction cached at the release warns. */
+#define RESULT_WARM_FRACTION 0.10
 
 /*
  * Fold the n threads of a part into pr (whose start_at and status the run loop set): sums,
@@ -124,6 +162,12 @@ struct result_clocks {
 void result_aggregate(struct part_result *pr, const struct result_thread *t, size_t n,
 		      const struct result_clocks *c, bool stopped, int signal,
 		      struct node_result *res);
+
+/*
+ * A warning of part pr: kept in pr->warnings and, like every warning, in res (and logged).
+ */
+void result_part_warning(struct part_result *pr, struct node_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Free what the results allocated (parts' threads and histograms, the lines, the plan). */
 void result_free(struct node_result *res);

@@ -6,6 +6,8 @@
  * pool's gate, a barrier that can be broken, so that no thread ever waits for one that has
  * failed.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@ struct run_state {
 	struct progress progress;
 	bool abort_rest; /* the start was missed: nothing more runs */
 	struct result_clocks clocks;
+	struct replica_identity id; /* of the replica the part reads, at its release */
+	int id_rc;		    /* 0: id is known */
 };
 
 /* The wall clock and the monotonic clock at one instant (the monotonic one read around it). */
@@ -116,14 +120,81 @@ static void run_publish(struct run_state *st, const struct plan_test *pt,
 	s->stream = prng_hash_str(pp->def->name) * 0x9e3779b97f4a7c15ull + tr->repetition;
 }
 
+/*
+ * Before the release of a part that reads a replica, untimed: its identity (re-checked at
+ * the part's end), then this node's cached pages of it dropped, so that the reads go to the
+ * server as the spec expects, and what is still cached: the residency at the release, which
+ * may be unknown (a FUSE direct_io file cannot be mapped) and is then said so, never 0.
+ */
+static void run_cold(struct run_state *st, struct part_result *pr)
+{
+	struct fs_residency r;
+
+	st->id_rc = -ENOENT;
+	if (!pr->pt->def->has_replica)
+		return;
+	pr->cache_cold_expected = true;
+	st->id_rc = replica_identity_get(AT_FDCWD, pr->file, &st->id);
+	int rc = fs_drop_path(pr->file, &r);
+	/* Only measuring what stayed may have failed (an unmappable file): the drop was done. */
+	pr->cache_dropped = rc == 0 || (!r.known && r.why == -rc);
+	fs_residency_path(pr->file, &r);
+	pr->residency = r.known ? r.fraction : -1.0;
+	pr->residency_why = r.known ? 0 : r.why;
+	if (r.known && r.fraction > RESULT_WARM_FRACTION)
+		result_part_warning(
+		    pr, st->res,
+		    "%s: %.0f%% of the replica is in this node's page cache at the "
+		    "release, though the part should start cold: its reads may come "
+		    "from this node's cache",
+		    pr->pp->def->name, r.fraction * 100.0);
+}
+
+/*
+ * At the part's end: a replica replaced or changed while it was read makes the part failed
+ * (its threads may have read the node's stale cache of the old file, and --verify passed).
+ */
+static void run_recheck(struct run_state *st, struct part_result *pr)
+{
+	static const struct {
+		unsigned bit;
+		const char *what;
+	} how[] = {{REPLICA_CHANGED_GONE, "removed"},
+		   {REPLICA_CHANGED_FILE, "replaced by another file"},
+		   {REPLICA_CHANGED_SIZE, "another size"},
+		   {REPLICA_CHANGED_GENERATION, "another generation"},
+		   {REPLICA_CHANGED_TIMES, "modified"}};
+	char line[sizeof(pr->error)], what[160] = "";
+	unsigned changed = 0;
+	size_t used = 0;
+
+	if (!pr->pt->def->has_replica || st->id_rc ||
+	    replica_identity_check(AT_FDCWD, pr->file, &st->id, &changed) != 1)
+		return;
+	pr->replica_changed = true;
+	if (pr->status != PART_INTERRUPTED)
+		pr->status = PART_FAILED;
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++)
+		if ((changed & how[i].bit) && used < sizeof(what))
+			used += (size_t)snprintf(what + used, sizeof(what) - used, "%s%s",
+						 used ? ", " : "", how[i].what);
+	snprintf(line, sizeof(line),
+		 "the replica '%s' changed during the part (%s): what was read is not what the "
+		 "part was given",
+		 pr->file, what);
+	/* A thread's own error (a page beyond a truncation) stays the part's first error. */
+	if (!pr->error[0])
+		snprintf(pr->error, sizeof(pr->error), "%s", line);
+	note_error(st->res, "%s: %s", pr->pp->def->name, line);
+}
+
 /* With every thread ready: the start instant, or a skip. */
 static enum outcome run_decide(struct run_state *st, struct part_result *pr)
 {
 	struct pool_part *s = &st->pool.part;
 	enum outcome out = OUTCOME_OK;
 
-	if (pr->pt->def->has_replica)
-		fs_residency(pr->file, &pr->residency);
+	run_cold(st, pr);
 	if (stop_requested()) {
 		s->skip_run = true;
 		start_skip(&st->sched);
@@ -136,6 +207,11 @@ static enum outcome run_decide(struct run_state *st, struct part_result *pr)
 		s->start_at = pr->start_at;
 	}
 	run_clock_pair(&st->clocks.wall0, &st->clocks.mono0);
+	if (!st->clocks.has_ref && !s->skip_run) {
+		st->clocks.has_ref = true;
+		st->clocks.wall_ref = st->clocks.wall0;
+		st->clocks.mono_ref = st->clocks.mono0;
+	}
 	return out;
 }
 
@@ -173,6 +249,7 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	}
 	result_aggregate(pr, st->pool.out, st->pool.nthreads, &st->clocks, stop_requested(),
 			 stop_signal_seen(), st->res);
+	run_recheck(st, pr);
 	return pr->status == PART_FAILED ? OUTCOME_FAILED : OUTCOME_OK;
 }
 

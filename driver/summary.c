@@ -24,6 +24,46 @@ double summary_rate(uint64_t n, double seconds)
 	return seconds > 0 ? (double)n / seconds : 0.0;
 }
 
+bool summary_timed_passes(const struct part_result *pr)
+{
+	unsigned caps = pr->pp->ops ? pr->pp->ops->caps : 0;
+
+	return (caps & BENCH_READS_REPLICA) && !(caps & BENCH_MAPS_REPLICA) && pr->pp->p.passes;
+}
+
+bool summary_counts_pages(const struct part_result *pr)
+{
+	return pr->pp->ops && (pr->pp->ops->caps & BENCH_MAPS_REPLICA);
+}
+
+const char *summary_op_name(const struct part_result *pr)
+{
+	unsigned caps = pr->pp->ops ? pr->pp->ops->caps : 0;
+
+	if (caps & BENCH_WRITES_FILES)
+		return "file";
+	if ((caps & BENCH_MAPS_REPLICA) || summary_timed_passes(pr))
+		return "pass";
+	if (caps & BENCH_READS_REPLICA)
+		return "chunk";
+	return "operation";
+}
+
+/* The rate of a part with its unit: bytes read or written per second, or 1b's pages. */
+static const char *summary_text_rate(const struct part_result *pr, char *buf, size_t len)
+{
+	if (summary_counts_pages(pr)) {
+		double r = summary_rate(pr->pages, pr->node_time_s);
+
+		if (r >= 1e6)
+			snprintf(buf, len, "%.2f Mpage/s", r / 1e6);
+		else
+			snprintf(buf, len, "%.1f kpage/s", r / 1e3);
+		return buf;
+	}
+	return size_format_rate(summary_rate(pr->bytes, pr->node_time_s), buf, len);
+}
+
 static const char *summary_time(double s, char *buf, size_t len)
 {
 	if (s <= 0)
@@ -107,6 +147,35 @@ static void summary_text_outliers(const struct part_result *pr, FILE *f)
 	}
 }
 
+/* 1a: the first pass, which may come from the server, apart from the other passes. */
+static void summary_text_passes(const struct part_result *pr, FILE *f)
+{
+	char a[32], b[32], c[32];
+
+	if (!summary_timed_passes(pr) || !pr->nfirst_pass)
+		return;
+	fprintf(f, "     ^ first pass: %s min, %s median, %s max over threads",
+		summary_time(pr->first_pass.min, a, sizeof(a)),
+		summary_time(pr->first_pass.median, b, sizeof(b)),
+		summary_time(pr->first_pass.max, c, sizeof(c)));
+	if (pr->nrest_pass)
+		fprintf(f, "; other passes (each thread's median): %s min, %s median, %s max",
+			summary_time(pr->rest_pass.min, a, sizeof(a)),
+			summary_time(pr->rest_pass.median, b, sizeof(b)),
+			summary_time(pr->rest_pass.max, c, sizeof(c)));
+	fputc('\n', f);
+}
+
+/* What each column counts, and in which unit. */
+static void summary_text_legend(FILE *f)
+{
+	fprintf(f, "\nrate: bytes read or written per second of node time (1b: pages touched per "
+		   "second; it maps its bytes, one byte read a page)\n"
+		   "ops/s: passes (1a, 1b), chunks (2, 3) or files (4) per second of node time\n"
+		   "spread: of the threads' releases; cache: share of the replica in this node's "
+		   "page cache at the release, after the node dropped its own pages\n");
+}
+
 void summary_text(const struct node_result *res, const struct options *o, FILE *f)
 {
 	char a[64], b[64], c[64], d[64], e[64], g[64], h[64], cpus[256], wall[64];
@@ -121,35 +190,37 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 	summary_text_clock(res, f);
 	fprintf(f, "start: %s  seed %llu\n\n", summary_wall(res->start_at, wall, sizeof(wall)),
 		(unsigned long long)res->seed);
-	fprintf(f, "%-4s %-4s %3s %-7s %10s %10s %10s %10s %13s %10s %10s %10s %9s %6s\n", "test",
-		"part", "rep", "status", "node time", "thr min", "thr median", "thr max",
-		"bandwidth", "ops/s", "lat p50", "lat p99", "spread", "cache");
+	fprintf(f, "%-4s %-4s %3s %-7s %10s %10s %10s %10s %13s %10s %10s %10s %9s %7s\n", "test",
+		"part", "rep", "status", "node time", "thr min", "thr median", "thr max", "rate",
+		"ops/s", "lat p50", "lat p99", "spread", "cache");
 	for (size_t i = 0; i < res->ntests; i++) {
 		const struct test_result *tr = &res->tests[i];
 
 		for (size_t k = 0; k < tr->nparts; k++) {
 			const struct part_result *pr = &res->parts[tr->first_part + k];
-			double rate = summary_rate(pr->bytes, pr->node_time_s);
 			uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
 			uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
 			char cache[16] = "-";
 
 			if (pr->residency >= 0)
 				snprintf(cache, sizeof(cache), "%.0f%%", pr->residency * 100.0);
+			else if (pr->cache_cold_expected)
+				snprintf(cache, sizeof(cache), "unknown");
 			fprintf(f,
 				"%-4s %-4s %3u %-7s %10s %10s %10s %10s %13s %10.0f %10s %10s %9s "
-				"%6s\n",
+				"%7s\n",
 				tr->pt->def->name, pr->pp->def->name, tr->repetition,
 				result_status_name(pr->status),
 				summary_time(pr->node_time_s, a, sizeof(a)),
 				summary_time(pr->thread_time.min, b, sizeof(b)),
 				summary_time(pr->thread_time.median, c, sizeof(c)),
 				summary_time(pr->thread_time.max, d, sizeof(d)),
-				size_format_rate(rate, e, sizeof(e)),
+				summary_text_rate(pr, e, sizeof(e)),
 				summary_rate(pr->ops, pr->node_time_s),
 				summary_time((double)p50 / 1e9, g, sizeof(g)),
 				summary_time((double)p99 / 1e9, h, sizeof(h)),
 				summary_time(pr->release_spread_s, wall, sizeof(wall)), cache);
+			summary_text_passes(pr, f);
 			summary_text_outliers(pr, f);
 		}
 		fprintf(f, "%-4s %-4s %3u %-7s %10s   result = sum of the parts' node times%s\n",
@@ -157,6 +228,7 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 			summary_time(tr->result_s, a, sizeof(a)),
 			tr->prepared ? "; replica created before the run" : "");
 	}
+	summary_text_legend(f);
 	for (size_t i = 0; i < res->nwarnings; i++)
 		fprintf(f, "warning: %s\n", res->warnings[i]);
 	for (size_t i = 0; i < res->nerrors; i++)
@@ -164,27 +236,50 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 	fprintf(f, "status: %s\n", outcome_name(res->outcome));
 }
 
+/* A CSV field of a number that may be unknown: empty when below 0. */
+static void summary_csv_maybe(FILE *f, const char *fmt, double v)
+{
+	fputc(',', f);
+	if (v >= 0)
+		fprintf(f, fmt, v);
+}
+
+/*
+ * One line per part. Columns after start_at were added with stagebench.node/2: rates name
+ * their unit and what was counted (bandwidth_Bps is empty for 1b, whose bytes are mapped).
+ */
 void summary_csv(const struct node_result *res, FILE *f)
 {
 	fprintf(f, "node,test,repetition,part,status,node_time_s,thread_min_s,thread_median_s,"
 		   "thread_max_s,release_spread_s,bytes,ops,bandwidth_Bps,ops_per_s,latency_p50_s,"
-		   "latency_p99_s,cache_residency,start_at\n");
+		   "latency_p99_s,cache_residency,start_at,op,pages_per_s,mapped_Bps,"
+		   "io_start_spread_s,late,late_by_s,first_pass_median_s,rest_pass_median_s,"
+		   "cache_dropped\n");
 	for (size_t i = 0; i < res->nparts; i++) {
 		const struct part_result *pr = &res->parts[i];
 		uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
 		uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
+		bool pages = summary_counts_pages(pr);
+		double bps = summary_rate(pr->bytes, pr->node_time_s);
 
-		fprintf(
-		    f,
-		    "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu,%.1f,%.1f,%.9f,%.9f,%.4f,"
-		    "%.6f\n",
-		    res->node, pr->pt->def->name, pr->repetition, pr->pp->def->name,
-		    result_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
-		    pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
-		    (unsigned long long)pr->bytes, (unsigned long long)pr->ops,
-		    summary_rate(pr->bytes, pr->node_time_s),
-		    summary_rate(pr->ops, pr->node_time_s), (double)p50 / 1e9, (double)p99 / 1e9,
-		    pr->residency, pr->start_at);
+		fprintf(f, "%s,%s,%u,%s,%s,%.9f,%.9f,%.9f,%.9f,%.9f,%llu,%llu", res->node,
+			pr->pt->def->name, pr->repetition, pr->pp->def->name,
+			result_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
+			pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
+			(unsigned long long)pr->bytes, (unsigned long long)pr->ops);
+		summary_csv_maybe(f, "%.1f", pages ? -1.0 : bps);
+		fprintf(f, ",%.1f,%.9f,%.9f", summary_rate(pr->ops, pr->node_time_s),
+			(double)p50 / 1e9, (double)p99 / 1e9);
+		summary_csv_maybe(f, "%.4f", pr->residency);
+		fprintf(f, ",%.6f,%s,%.1f", pr->start_at, summary_op_name(pr),
+			summary_rate(pr->pages, pr->node_time_s));
+		summary_csv_maybe(f, "%.1f", pages ? bps : -1.0);
+		summary_csv_maybe(f, "%.9f", pr->io_start_spread_s);
+		fprintf(f, ",%s,%.9f", pr->late || pr->status == PART_LATE ? "true" : "false",
+			pr->late_by_s);
+		summary_csv_maybe(f, "%.9f", pr->nfirst_pass ? pr->first_pass.median : -1.0);
+		summary_csv_maybe(f, "%.9f", pr->nrest_pass ? pr->rest_pass.median : -1.0);
+		fprintf(f, ",%s\n", pr->cache_dropped ? "true" : "false");
 	}
 }
 

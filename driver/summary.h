@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node summary: a text table for people, JSON ("stagebench.node/1") for the collector,
+ * The node summary: a text table for people, JSON ("stagebench.node/2") for the collector,
  * CSV for spreadsheets; and the same three views of `info`.
  */
 #ifndef STAGEBENCH_SUMMARY_H
@@ -12,7 +12,7 @@
 #include "driver/run.h"
 #include "util/json.h"
 
-#define SUMMARY_SCHEMA "stagebench.node/1"
+#define SUMMARY_SCHEMA "stagebench.node/2"
 /* A thread whose time is more than this fraction off the part's median is marked. */
 #define SUMMARY_OUTLIER 0.25
 
@@ -20,6 +20,19 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 /* 0, or -EIO when writing failed. */
 int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty);
 void summary_csv(const struct node_result *res, FILE *f);
+/*
+ * The identity of this build, the same on every node that runs the same binary: the version
+ * and 16 hex digits of a hash of the commit it was configured at (or, without git, of its
+ * compilation's date and time) and of the compiler. "0.1.0-9f2c...".
+ */
+const char *summary_build_id(void);
+/* The parameters of the plan that a command-line option overrode, as a JSON list. */
+void summary_json_overrides(struct json *j, const struct options *o);
+/* Whether a part times passes over its replica with read (1a), or touches its pages (1b). */
+bool summary_timed_passes(const struct part_result *pr);
+bool summary_counts_pages(const struct part_result *pr);
+/* What one of a part's operations is, for the units of ops/s: "pass", "chunk", "file". */
+const char *summary_op_name(const struct part_result *pr);
 /* n per second over seconds (0 when seconds is not positive). */
 double summary_rate(uint64_t n, double seconds);
 /* A thread's time relative to the part's median thread time: +0.31 is 31% slower. */

@@ -1,13 +1,142 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node summary as JSON ("stagebench.node/1"), and the blocks it shares with the JSON of
+ * The node summary as JSON ("stagebench.node/2"), and the blocks it shares with the JSON of
  * `info` and `check`. The field names are the contract of DESIGN.md and README.md.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "driver/note.h"
 #include "driver/summary.h"
 #include "util/json.h"
+
+const char *summary_build_id(void)
+{
+	static char id[64];
+	const char *what[] = {STAGEBENCH_DESCRIBE[0] ? STAGEBENCH_DESCRIBE : __DATE__ " " __TIME__,
+			      __VERSION__};
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	if (id[0])
+		return id;
+	for (size_t k = 0; k < sizeof(what) / sizeof(what[0]); k++)
+		for (const char *c = what[k]; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	snprintf(id, sizeof(id), "%s-%016llx", STAGEBENCH_VERSION, (unsigned long long)h);
+	return id;
+}
+
+void summary_json_overrides(struct json *j, const struct options *o)
+{
+	json_array_begin(j);
+	if (o->set_count)
+		json_string(j, "count");
+	if (o->set_chunk)
+		json_string(j, "chunk");
+	if (o->set_file_size)
+		json_string(j, "file_size");
+	if (o->set_passes)
+		json_string(j, "passes");
+	json_array_end(j);
+}
+
+/* An integer instant, or null when it is 0 (none). */
+static void summary_json_instant(struct json *j, const char *key, int64_t ns)
+{
+	json_key(j, key);
+	if (ns)
+		json_int(j, ns);
+	else
+		json_null(j);
+}
+
+/* key: {"min", "median", "max"}, or null when n is 0. */
+static void summary_json_mmm(struct json *j, const char *key, const struct stats_summary *s,
+			     size_t n)
+{
+	json_key(j, key);
+	if (!n) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_kv_double(j, "min", s->min);
+	json_kv_double(j, "median", s->median);
+	json_kv_double(j, "max", s->max);
+	json_object_end(j);
+}
+
+/* A time that may be unknown (< 0): the number or null. */
+static void summary_json_maybe(struct json *j, const char *key, double v)
+{
+	json_key(j, key);
+	if (v >= 0)
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+/* key: [lines...] */
+static void summary_json_lines(struct json *j, const char *key, char *const *lines, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, lines[i]);
+	json_array_end(j);
+}
+
+/* Releases and first operations of the threads, as integer epoch ns (min, max). */
+static void summary_json_instants(struct json *j, const struct part_result *pr)
+{
+	json_key(j, "release_at_ns");
+	if (pr->release_min_ns) {
+		json_object_begin(j);
+		json_kv_int(j, "min", pr->release_min_ns);
+		json_kv_int(j, "max", pr->release_max_ns);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+	json_key(j, "first_io_at_ns");
+	if (pr->first_io_min_ns) {
+		json_object_begin(j);
+		json_kv_int(j, "min", pr->first_io_min_ns);
+		json_kv_int(j, "max", pr->first_io_max_ns);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+}
+
+/*
+ * The node's cache of the replica at the release: what was expected ("cold" for a part that
+ * reads a replica), whether this node dropped it, and the fraction still cached, or null and
+ * why when it could not be measured.
+ */
+static void summary_json_cache(struct json *j, const struct part_result *pr)
+{
+	json_key(j, "cache_residency");
+	if (pr->residency >= 0)
+		json_double(j, pr->residency);
+	else
+		json_null(j);
+	json_key(j, "cache_residency_error");
+	if (pr->residency < 0 && pr->residency_why) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "%s%s", pr->residency_why == ENODEV ? "mmap: " : "",
+			 strerror(pr->residency_why));
+		json_string(j, why);
+	} else {
+		json_null(j);
+	}
+	json_kv_bool(j, "cache_dropped", pr->cache_dropped);
+	json_kv_string(j, "cache_expected", pr->cache_cold_expected ? "cold" : NULL);
+	json_kv_bool(j, "replica_changed", pr->replica_changed);
+}
 
 /* The merged latency histogram: its scheme and its non-empty buckets, one per line. */
 static void summary_json_hist(struct json *j, const struct hist *h)
@@ -53,6 +182,13 @@ static void summary_json_per_thread(struct json *j, const struct part_result *pr
 		json_kv_uint(j, "cpu", r->cpu);
 		json_kv_uint(j, "core", r->core);
 		json_kv_double(j, "release_at", r->ran ? r->release_at : 0);
+		json_kv_int(j, "release_at_ns", r->ran ? r->release_at_ns : 0);
+		summary_json_instant(j, "first_io_at_ns", r->ran ? r->first_io_at_ns : 0);
+		json_kv_double(j, "late_by_s", r->late_by_s);
+		if (summary_timed_passes(pr)) {
+			summary_json_maybe(j, "first_pass_s", r->first_pass_s);
+			summary_json_maybe(j, "rest_pass_median_s", r->rest_pass_median_s);
+		}
 		json_kv_double(j, "time_s", r->time_s);
 		json_kv_uint(j, "bytes", r->bytes);
 		json_kv_uint(j, "ops", r->ops);
@@ -84,11 +220,16 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_kv_uint(j, "generation", pr->generation);
 	json_kv_double(j, "start_at", pr->start_at);
 	json_kv_double(j, "scheduled_at", pr->scheduled_at);
-	json_kv_bool(j, "late", pr->status == PART_LATE || pr->late_by_s > 0);
+	json_kv_int(j, "start_at_ns", pr->start_at_ns);
+	json_kv_int(j, "scheduled_at_ns", pr->scheduled_at_ns);
+	summary_json_instants(j, pr);
+	json_kv_bool(j, "late", pr->late || pr->status == PART_LATE || pr->late_by_s > 0);
 	json_kv_double(j, "late_by_s", pr->late_by_s);
 	json_kv_double(j, "clock_step_s", pr->clock_step_s);
+	json_kv_double(j, "clock_step_total_s", pr->clock_step_total_s);
 	json_kv_double(j, "node_time_s", t);
 	json_kv_double(j, "release_spread_s", pr->release_spread_s);
+	summary_json_maybe(j, "io_start_spread_s", pr->io_start_spread_s);
 	json_key(j, "thread_time_s");
 	json_object_begin(j);
 	json_kv_double(j, "min", pr->thread_time.min);
@@ -100,10 +241,22 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_kv_uint(j, "pages", pr->pages);
 	json_kv_uint(j, "files", pr->files);
 	json_kv_uint(j, "retries", pr->retries);
-	json_kv_double(j, "bandwidth_Bps", summary_rate(pr->bytes, t));
+	/* 1b touches one byte a page: its bytes are mapped, not moved, and named so. */
+	json_key(j, "bandwidth_Bps");
+	if (summary_counts_pages(pr)) {
+		json_null(j);
+		json_kv_uint(j, "mapped_bytes", pr->bytes);
+		json_kv_double(j, "mapped_Bps", summary_rate(pr->bytes, t));
+	} else {
+		json_double(j, summary_rate(pr->bytes, t));
+	}
 	json_kv_double(j, "ops_per_s", summary_rate(pr->ops, t));
 	json_kv_double(j, "pages_per_s", summary_rate(pr->pages, t));
 	json_kv_double(j, "files_per_s", summary_rate(pr->files, t));
+	if (summary_timed_passes(pr)) {
+		summary_json_mmm(j, "first_pass_s", &pr->first_pass, pr->nfirst_pass);
+		summary_json_mmm(j, "rest_pass_median_s", &pr->rest_pass, pr->nrest_pass);
+	}
 	json_key(j, "latency_s");
 	json_object_begin(j);
 	static const struct {
@@ -117,15 +270,12 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_object_end(j);
 	if (pr->hist)
 		summary_json_hist(j, pr->hist);
-	json_key(j, "cache_residency");
-	if (pr->residency >= 0)
-		json_double(j, pr->residency);
-	else
-		json_null(j);
+	summary_json_cache(j, pr);
 	json_kv_bool(j, "verified", pr->verified && pr->status <= PART_LATE);
 	json_kv_bool(j, "fsync", pr->fsync);
 	json_kv_string(j, "status", result_status_name(pr->status));
 	json_kv_string(j, "error", pr->error[0] ? pr->error : NULL);
+	summary_json_lines(j, "warnings", pr->warnings, pr->nwarnings);
 	summary_json_per_thread(j, pr);
 	json_object_end(j);
 }
@@ -137,6 +287,11 @@ void summary_json_head(struct json *j, const char *schema, const struct node_res
 	json_kv_string(j, "version", STAGEBENCH_VERSION);
 	json_kv_string(j, "node", res->node);
 	json_kv_string(j, "host", res->host);
+	json_key(j, "build");
+	json_object_begin(j);
+	json_kv_string(j, "version", STAGEBENCH_VERSION);
+	json_kv_string(j, "id", summary_build_id());
+	json_object_end(j);
 }
 
 void summary_json_fs(struct json *j, const struct node_result *res, bool totals)
@@ -186,16 +341,6 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
 	json_array_end(j);
 }
 
-/* key: [lines...] */
-static void summary_json_lines(struct json *j, const char *key, char *const *lines, size_t n)
-{
-	json_key(j, key);
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++)
-		json_string(j, lines[i]);
-	json_array_end(j);
-}
-
 int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
 {
 	struct json j;
@@ -230,6 +375,8 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_kv_string(&j, "run_tag", res->run_tag);
 	json_kv_bool(&j, "verify", o->verify);
 	json_kv_bool(&j, "fsync", o->fsync);
+	json_key(&j, "overrides");
+	summary_json_overrides(&j, o);
 	json_object_end(&j);
 	json_key(&j, "threads");
 	summary_json_threads(&j, &res->tplan, false);

@@ -118,9 +118,12 @@ static void views_info_files_text(const struct node_result *res, int dirfd, FILE
 		const struct inventory_entry *e = &v[i];
 		fprintf(f, "  %-9s %-28s %10s  created %6.0f s ago", views_inventory_kinds[e->kind],
 			e->name, size_format(e->size, a, sizeof(a)), now - e->mtime);
-		if (e->kind == INV_REPLICA && e->ours)
+		if (e->kind == INV_REPLICA && e->ours && e->residency >= 0)
 			fprintf(f, "  generation %llu, %.0f%% in page cache",
 				(unsigned long long)e->generation, e->residency * 100.0);
+		else if (e->kind == INV_REPLICA && e->ours) /* unknown is never a number */
+			fprintf(f, "  generation %llu, page cache unknown",
+				(unsigned long long)e->generation);
 		else if (!e->ours)
 			fprintf(f, "  not a valid stagebench file");
 		fputc('\n', f);

@@ -34,6 +34,14 @@ double clock_wall(void)
 	return clock_ts_to_s(&ts);
 }
 
+int64_t clock_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + (int64_t)ts.tv_nsec;
+}
+
 uint64_t clock_mono_ns(void)
 {
 	struct timespec ts;

@@ -12,6 +12,8 @@
 
 /* Seconds since the epoch, CLOCK_REALTIME, with nanosecond resolution. */
 double clock_wall(void);
+/* Nanoseconds since the epoch, CLOCK_REALTIME, as an integer (no rounding of a double). */
+int64_t clock_wall_ns(void);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t clock_mono_ns(void);
 

@@ -7,6 +7,12 @@ import unittest
 import faulttest as ft
 
 
+def step_warnings(s):
+    """The summary's warnings about a step (not the unsynchronized clock of this machine, nor a
+    thread released late because it was preempted on a shared machine)."""
+    return [w for w in s["warnings"] if "wall clock stepped" in w]
+
+
 class ClockStep(ft.FaultCase):
     def test_forward_step_while_waiting_for_the_start(self):
         stage = self.stage()
@@ -21,8 +27,8 @@ class ClockStep(ft.FaultCase):
         self.assertLess(part["node_time_s"], 5)
         self.assertLessEqual(part["thread_time_s"]["max"], part["node_time_s"])
         self.assertAlmostEqual(s["tests"][0]["result_s"], part["node_time_s"], places=9)
-        self.assertEqual(len(s["warnings"]), 1, s["warnings"])
-        self.assertRegex(s["warnings"][0], r"^1a: the wall clock stepped by \+3600\.\d{3} s "
+        self.assertEqual(len(step_warnings(s)), 1, s["warnings"])
+        self.assertRegex(step_warnings(s)[0], r"^1a: the wall clock stepped by \+3600\.\d{3} s "
                          r"while waiting for the start: durations are monotonic")
         self.assertIn("warning: 1a: the wall clock stepped by +3600", p.stdout)
         self.assertIn("stagebench: warning: 1a: the wall clock stepped by +3600", p.stderr)
@@ -45,13 +51,13 @@ class ClockStep(ft.FaultCase):
             self.assertLess(t["time_s"], 30)
         self.assertGreater(part["node_time_s"], 1.5)
         self.assertLess(part["node_time_s"], 30)
-        self.assertRegex(s["warnings"][0], r"^1a: the wall clock stepped by -3600\.\d{3} s "
+        self.assertRegex(step_warnings(s)[0], r"^1a: the wall clock stepped by -3600\.\d{3} s "
                          r"during the part: durations are monotonic and unaffected$")
 
     def test_no_step_no_warning(self):
         stage = self.stage()
         s, _ = self.run_json(["run", "2", "--scale", "tiny", "--dir", stage, "--start-in", "0.2"])
-        self.assertEqual(s["warnings"], [])
+        self.assertEqual(step_warnings(s), [])
         for part in s["tests"][0]["parts"]:
             self.assertEqual(part["clock_step_s"], 0)
 

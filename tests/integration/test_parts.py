@@ -106,6 +106,12 @@ class Parts(sbtest.TempDirCase):
         self.assertEqual((p["passes"], p["file_bytes"]), (2, MiB))
         self.assertTrue(os.path.exists(os.path.join(stage, "stagebench.1a.1MiB")))
 
+    def assert_late_release(self, p):
+        """A part whose start was not missed but a thread was released past the 2 ms bound."""
+        self.assertGreater(p["late_by_s"], 0.002)
+        self.assertEqual(p["late_by_s"], max(t["late_by_s"] for t in p["per_thread"]))
+        self.assertTrue(any(w.startswith("%s: late: thread" % p["part"]) for w in p["warnings"]))
+
     def test_interval_grid_and_late(self):
         stage = self.stage()
         s, _ = self.run_json(["run", "2", "--scale", "tiny", "--dir", stage, "--start-in", "0.5",
@@ -115,12 +121,15 @@ class Parts(sbtest.TempDirCase):
         for k, p in enumerate(parts):
             self.assertAlmostEqual(p["start_at"], t0 + 0.4 * k, places=5)
             self.assertEqual(p["status"], "ok")
-            self.assertFalse(p["late"])
+            if p["late"]:
+                # a thread preempted in its wait (this machine is shared) is late, and named
+                self.assert_late_release(p)
         # a grid too tight for the parts: the later ones are marked late, not failed
         s, _ = self.run_json(["run", "4", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
                               "--interval", "0.001", "--fsync"])
         parts = s["tests"][0]["parts"]
-        self.assertFalse(parts[0]["late"])
+        if parts[0]["late"]:
+            self.assert_late_release(parts[0])
         self.assertTrue(any(p["late"] for p in parts[1:]))
         for p in parts[1:]:
             if p["late"]:

@@ -12,7 +12,7 @@ exits 0 once it has measured (2 when it cannot run). CI does not run it.
 The collector runs on --python (default /usr/bin/python3: it needs ClusterShell) with the test
 catalogue the build generated (--catalogue).
 
-It writes the summaries (stagebench.node/1, the binary's layout: one part per file as the
+It writes the summaries (stagebench.node/2, the binary's layout: one part per file as the
 launcher gathers them, part 2a at the spec's 18000 reads a thread, a latency histogram of a few
 hundred buckets, 128 per-thread entries) plus a launcher manifest into a temporary directory,
 then times `stagebench-collect DIR --format json` as a separate process, RUNS times, sampling
@@ -59,7 +59,7 @@ def summary_text(i, threads, rng):
     node_time = max(r - T0 + t for r, t in zip(rel, times))
     st = sorted(times)
     return node, """{
-  "schema": "stagebench.node/1",
+  "schema": "stagebench.node/2",
   "version": "0.1.0",
   "node": "%(node)s",
   "host": "%(node)s",

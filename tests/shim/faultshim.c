@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * faultshim: an LD_PRELOAD library for the fault tests (tests/faults/). It interposes read,
- * pread, write, pwrite, open, openat, fsync, fdatasync, close and clock_gettime (the next
- * definitions found with dlsym RTLD_NEXT) and fails, shortens or delays chosen calls, or
+ * pread, write, pwrite, open, openat, fsync, fdatasync, close, mmap of a file and clock_gettime
+ * (the next definitions found with dlsym RTLD_NEXT) and fails, shortens or delays chosen calls, or
  * steps the wall clock, as its environment says. Never linked into stagebench.
  */
 #ifndef _GNU_SOURCE
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -31,7 +32,8 @@
  *   FAULTSHIM="RULE;RULE..."   (',' also separates rules)
  *     RULE = CALL:WHEN:ACTION
  *     CALL = read | pread (pread, pread64) | write | pwrite (pwrite, pwrite64) |
- *            open (open, open64) | openat (openat, openat64) | fsync (fsync, fdatasync) | close
+ *            open (open, open64) | openat (openat, openat64) | fsync (fsync, fdatasync) | close |
+ *            mmap (mmap, mmap64 of a file descriptor: ENODEV is a FUSE direct_io file)
  *            each with its own count; read and pread are different calls, and so are open
  *            and openat (stagebench's workers open() their files, replicas are probed and
  *            files created with openat())
@@ -68,11 +70,12 @@ enum shim_call {
 	CALL_OPENAT,
 	CALL_FSYNC,
 	CALL_CLOSE,
+	CALL_MMAP,
 	CALL_COUNT
 };
 
 static const char *const shim_call_names[CALL_COUNT] = {
-    "read", "pread", "write", "pwrite", "open", "openat", "fsync", "close",
+    "read", "pread", "write", "pwrite", "open", "openat", "fsync", "close", "mmap",
 };
 
 enum shim_action { ACT_ERRNO, ACT_SHORT, ACT_DELAY };
@@ -112,6 +115,7 @@ static const struct {
     {"ENOMEM", ENOMEM}, {"EAGAIN", EAGAIN},	  {"EBADF", EBADF},
     {"ESTALE", ESTALE}, {"ENXIO", ENXIO},	  {"EMFILE", EMFILE},
     {"ENFILE", ENFILE}, {"ETIMEDOUT", ETIMEDOUT}, {"EREMOTEIO", EREMOTEIO},
+    {"ENODEV", ENODEV},
 };
 
 /* The next definitions of what we interpose, resolved on first use. */
@@ -137,6 +141,8 @@ SHIM_REAL(int, openat64, int, const char *, int, ...)
 SHIM_REAL(int, fsync, int)
 SHIM_REAL(int, fdatasync, int)
 SHIM_REAL(int, close, int)
+SHIM_REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+SHIM_REAL(void *, mmap64, void *, size_t, int, int, int, off_t)
 SHIM_REAL(int, clock_gettime, clockid_t, struct timespec *)
 SHIM_REAL(int, clock_nanosleep, clockid_t, int, const struct timespec *, struct timespec *)
 
@@ -661,6 +667,24 @@ SHIM_EXPORT int fdatasync(int fd)
 	if (shim_apply(shim_match(CALL_FSYNC, shim_counted_fd(fd), fd), NULL))
 		return -1;
 	return shim_real_fdatasync()(fd);
+}
+
+/* ---- mappings of files (anonymous ones are never counted) ---- */
+
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fd >= 0 && !(flags & MAP_ANONYMOUS) &&
+	    shim_apply(shim_match(CALL_MMAP, shim_counted_fd(fd), fd), NULL))
+		return MAP_FAILED;
+	return shim_real_mmap()(addr, len, prot, flags, fd, off);
+}
+
+SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (fd >= 0 && !(flags & MAP_ANONYMOUS) &&
+	    shim_apply(shim_match(CALL_MMAP, shim_counted_fd(fd), fd), NULL))
+		return MAP_FAILED;
+	return shim_real_mmap64()(addr, len, prot, flags, fd, off);
 }
 
 /* ---- the wall clock ---- */

@@ -104,7 +104,7 @@ static char *test_summary_capture(int which)
 
 static void test_summary_json(void)
 {
-	static const char *const keys[] = {"\"schema\": \"stagebench.node/1\"",
+	static const char *const keys[] = {"\"schema\": \"stagebench.node/2\"",
 					   "\"node\": \"n01\"",
 					   "\"host\": \"host01\"",
 					   "\"dir\": \"/stage/x\"",
