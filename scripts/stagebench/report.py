@@ -657,7 +657,14 @@ CSV_FIELDS = ["test", "repetition", "part", "nodes_expected", "nodes_ok", "nodes
               "nodes_missing", "threads", "node_time_min_s", "node_time_median_s",
               "node_time_max_s", "cluster_time_s", "bytes", "bandwidth_Bps", "latency_p50_s",
               "latency_p90_s", "latency_p99_s", "latency_max_s", "start_spread_s",
-              "start_synchronized", "slowest_node", "slowest_node_time_s"]
+              "start_synchronized", "slowest_node", "slowest_node_time_s",
+              # what the rate counted, with its unit (1b: pages touched per second, its
+              # bandwidth_Bps empty), 1a's first pass apart, the start verdict from true
+              # instants, and the residency at release across nodes
+              "rate", "rate_unit", "rate_counted", "pages_per_s", "mapped_Bps",
+              "first_pass_max_s", "rest_pass_median_s", "start_verdict", "start_true_spread_s",
+              "start_uncertainty_s", "io_start_spread_s", "residency_min", "residency_median",
+              "residency_max", "residency_unknown_nodes", "warm_nodes"]
 
 
 def _csv_val(v):
@@ -683,9 +690,17 @@ def to_csv(report):
                p["bytes"], p["bandwidth_Bps"], lat.get("p50"), lat.get("p90"), lat.get("p99"),
                lat.get("max"), p["start_spread_s"], p["start_synchronized"], sl.get("node"),
                sl.get("node_time_s")]
+        rate, fp, st, res = p["rate"], p["first_pass"] or {}, p["start"], p["residency"]
+        pages = rate["unit"] == "pages/s"
+        row += [rate["value"], rate["unit"], rate["counted"], rate["value"] if pages else None,
+                rate.get("mapped_Bps"), fp.get("first_pass_max_s"), fp.get("rest_pass_median_s"),
+                st["verdict"], st["spread_s"], st["uncertainty_s"], st["io_spread_s"],
+                res["min"], res["median"], res["max"], " ".join(res["unknown"]),
+                " ".join(res["warm_nodes"])]
         out.writerow([_csv_val(v) for v in row])
     for t in report["tests"]:
-        row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]] + [""] * 10
+        row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]]
+        row += [""] * (len(CSV_FIELDS) - len(row))
         out.writerow([_csv_val(v) for v in row])
     return buf.getvalue()
 
