@@ -973,11 +973,12 @@ def _text_start(w, report):
             p["part"], p["repetition"], st["verdict"],
             ": spread %s" % fmt_pm(st["spread_s"], st["uncertainty_s"])
             if st["spread_s"] is not None else "", ": %s" % st["why"] if st["why"] else ""))
-        for o in st["nodes_out"][:20]:
-            w("      %s%s: %s" % (o["node"], " %s" % V.fmt_signed(o["by_s"])
-                                  if o["by_s"] is not None else "", o["why"]))
-        if len(st["nodes_out"]) > 20:
-            w("      ... %d more nodes" % (len(st["nodes_out"]) - 20))
+        # nodes without an offset are named in the part's why; the others with their amount
+        out = [o for o in st["nodes_out"] if o["by_s"] is not None]
+        for o in out[:20]:
+            w("      %s %s: %s" % (o["node"], V.fmt_signed(o["by_s"]), o["why"]))
+        if len(out) > 20:
+            w("      ... %d more nodes" % (len(out) - 20))
 
 
 def _text_warnings(w, report):

@@ -198,9 +198,13 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
                         "why": "its own threads were released %s apart" % L.fmt_time(own)})
         v["verdict"] = "NOT held"
     elif multi and no_offset:
-        v["why"] = "clock offset unknown for %s (%s)" % (
-            ", ".join(no_offset[:12]) + (" ..." if len(no_offset) > 12 else ""),
-            unknown.get(no_offset[0], "not measured"))
+        by_reason = {}
+        for n in no_offset:
+            by_reason.setdefault(unknown.get(n, "offset not measured"), []).append(n)
+        v["why"] = "clock offset unknown for " + "; ".join(
+            "%s (%s)" % (", ".join(ns[:12]) + (" and %d more" % (len(ns) - 12)
+                                               if len(ns) > 12 else ""), why)
+            for why, ns in sorted(by_reason.items()))
         for n in no_offset:
             out.append({"node": n, "by_s": None, "why": unknown.get(n, "offset not measured")})
     elif spread + unc < limit and old:
