@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Reading one node summary (stagebench.node/2, or node/1 of older nodes): checked field by field (a damaged one is
-refused with the reason, never a traceback) and reduced to what the report keeps: per part
-the node time, bytes, the latency histogram (merged bucket by bucket exactly as util/hist.c
-counts), the thread times and the few slowest threads. Runs in the collector's worker
+"""Reading one node summary (stagebench.node/2, or node/1 of older nodes): checked field by
+field (a damaged one is refused with the reason, never a traceback) and reduced to what the
+report keeps: per part the node time, bytes, the latency histogram (merged bucket by bucket
+exactly as util/hist.c counts), the thread times and the few slowest threads, and node/2's
+instants, clock steps, warnings, residency and passes. Runs in the collector's worker
 processes."""
 import array
 import heapq

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -19,7 +18,6 @@ import clustertest as ct
 
 NODES = ["n1", "n2", "n3"]
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
-GIB = 1 << 30
 
 
 def setUpModule():
@@ -516,6 +514,57 @@ class Validity(Case):
         rule = self.collect()["validity"]["rules"][-1]
         self.assertIsNone(rule["ok"])
         self.assertIn("(informational)", rule["evidence"])
+
+
+class SummaryFields(Case):
+    """The node/2 fields the report reads, checked at the summary reader like the others: a
+    wrong one is refused with its reason, never a traceback or a silent default."""
+
+    def test_damaged_node2_fields(self):
+        from stagebench import summaries as S
+
+        def first(s):
+            return parts_of(s, "1a")[0]
+
+        cases = [
+            (lambda s: first(s)["release_at_ns"].update(min=first(s)["release_at_ns"]["max"] + 1),
+             "field tests[0].parts[0].release_at_ns.min is above its max"),
+            (lambda s: first(s).update(release_at_ns={"min": 1}),
+             "missing field tests[0].parts[0].release_at_ns.max"),
+            (lambda s: first(s).update(first_io_at_ns={"min": 1.5, "max": 2}),
+             "field tests[0].parts[0].first_io_at_ns.min is not a whole number"),
+            (lambda s: first(s).update(cache_residency=1.5),
+             "field tests[0].parts[0].cache_residency is above 1"),
+            (lambda s: first(s).update(cache_residency="0"),
+             "field tests[0].parts[0].cache_residency is not a number"),
+            (lambda s: first(s).update(clock_step_s="1"),
+             "field tests[0].parts[0].clock_step_s is not a number"),
+            (lambda s: first(s).update(replica_changed="no"),
+             "field tests[0].parts[0].replica_changed is not true or false"),
+            (lambda s: first(s).update(warnings="late"),
+             "field tests[0].parts[0].warnings is not a list"),
+            (lambda s: first(s).update(first_pass_s={"min": 1, "max": 2}),
+             "missing field tests[0].parts[0].first_pass_s.median"),
+            (lambda s: s.update(build={"version": "0.1.0"}), "missing field build.id"),
+            (lambda s: s["run"].update(overrides=[1]),
+             "field run.overrides holds something that is not a parameter name"),
+            (lambda s: s["clock"].update(maxerror_us=-1), "field clock.maxerror_us is negative"),
+        ]
+        for i, (edit, why) in enumerate(cases):
+            s = self.summary("n1")
+            edit(s)
+            self.write("bad%d.json" % i, s)
+            r = S.read_summary(os.path.join(self.dir, "bad%d.json" % i))
+            self.assertEqual(r["error"], why)
+        # null where node/2 allows it: unknown, not refused
+        s = self.summary("n1")
+        first(s).update(first_io_at_ns=None, cache_residency=None, rest_pass_median_s=None)
+        self.write("ok.json", s)
+        r = S.read_summary(os.path.join(self.dir, "ok.json"))
+        self.assertIsNone(r["error"])
+        p = r["entries"][0][3]
+        self.assertEqual((p["first_io_at_ns"], p["cache_residency"], p["rest_pass_median_s"]),
+                         (None, None, None))
 
 
 def to_node1(s):
