@@ -232,6 +232,10 @@ def _add(c, r):
             "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
             "clock_step_total_s": p.get("clock_step_total_s"),
             "residency": p.get("cache_residency"),
+            # node/2 writes no residency and no reason where there is no replica (test 4)
+            "residency_na": r.get("schema") != "stagebench.node/1" and
+            p.get("cache_residency") is None and p.get("cache_residency_error") is None and
+            p.get("cache_expected") is None,
             "residency_error": p.get("cache_residency_error"),
             "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
             "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
@@ -925,7 +929,7 @@ def _text_rates(w, report):
 
 
 def _text_residency(w, report):
-    rows = [p for p in report["parts"] if p["nodes_ok"]]
+    rows = [p for p in report["parts"] if p["nodes_ok"] and p["residency"]["applicable"]]
     if not rows:
         return
     w("")

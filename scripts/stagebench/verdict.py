@@ -240,11 +240,15 @@ def _name_outliers(known, limit, out):
 
 def residency(entries, nodes):
     """The residency at release across the nodes that ran a part; warm nodes are those that
-    started with more than WARM of the replica in their own cache where cold was expected."""
-    vals, unknown, warm = [], [], []
+    started with more than WARM of the replica in their own cache where cold was expected.
+    A part without a replica (test 4) has none: not applicable, rather than unknown."""
+    vals, unknown, warm, na = [], [], [], 0
     for n in nodes:
         e = entries[n]
         r = e.get("residency")
+        if r is None and e.get("residency_na"):
+            na += 1
+            continue
         if r is None:
             unknown.append(n)
             continue
@@ -254,7 +258,8 @@ def residency(entries, nodes):
     vals.sort()
     return {"min": vals[0] if vals else None,
             "median": statistics.median(vals) if vals else None,
-            "max": vals[-1] if vals else None, "unknown": unknown, "warm_nodes": warm}
+            "max": vals[-1] if vals else None, "unknown": unknown, "warm_nodes": warm,
+            "applicable": not nodes or na < len(nodes)}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -367,6 +367,20 @@ class Residency(Case):
         self.assertFalse(rules["caches cold as expected"]["ok"])
         self.assertIn("n1 (1a rep 1)", rules["caches cold as expected"]["evidence"])
 
+    def test_no_replica_is_not_unknown(self):
+        """Test 4 writes new files and has no replica: its residency is not applicable, and
+        neither listed as unknown nor held against the caches rule."""
+        res = run_nodes(["n1"], ["4a"], self.dir, os.path.join(self.dir, "stage"),
+                        start_in=2.0)
+        self.assertEqual(res["n1"][0], 0, res)
+        shutil.rmtree(os.path.join(self.dir, "stage"))
+        rep = self.collect()
+        r = rep["parts"][0]["residency"]
+        self.assertEqual((r["applicable"], r["unknown"], r["min"]), (False, [], None))
+        rules = {x["rule"]: x for x in rep["validity"]["rules"]}
+        self.assertTrue(rules["caches cold as expected"]["ok"])
+        self.assertNotIn("cache residency at release", R.to_text(rep))
+
 
 class Rates(Case):
     def test_units_and_first_pass(self):
