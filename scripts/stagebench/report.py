@@ -231,6 +231,9 @@ def _add(c, r):
             "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
             "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
             "clock_step_total_s": p.get("clock_step_total_s"),
+            # the node says whether it saw this part's step while waiting for the start
+            "step_in_wait": any("while waiting for the start" in w
+                                for w in p.get("warnings") or []),
             "residency": p.get("cache_residency"),
             # node/2 writes no residency and no reason where there is no replica (test 4)
             "residency_na": r.get("schema") != "stagebench.node/1" and

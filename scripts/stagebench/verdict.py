@@ -128,7 +128,14 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         lo, hi, exact = rr
         if not exact:
             old.append(n)
-        step = max(abs(e.get("clock_step_s") or 0.0), abs(e.get("clock_step_total_s") or 0.0))
+        part_step = e.get("clock_step_s") or 0.0
+        total = e.get("clock_step_total_s") or 0.0
+        step = part_step if abs(part_step) >= abs(total) else total
+        # The steps known to have come before this release (an earlier part's, and this
+        # part's when the node saw it in the wait) moved the node's clock after its offset was
+        # measured: its offset at the release is the measured one plus them. A step during
+        # the part itself came after the release and changes nothing of the start.
+        before = total - (0.0 if e.get("step_in_wait") else part_step)
         if (e.get("late_by_s") or 0.0) >= limit:
             out.append({"node": n, "by_s": e["late_by_s"],
                         "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
@@ -139,9 +146,11 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         else:
             # true instants in s, relative to the earliest own instant of the part: offsets
             # are subtracted in integer ns, so no precision is lost to epoch-sized floats
-            o = int(round(off["offset_s"] * 1e9))
-            row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"],
-                       u=off["uncertainty_s"] + max(abs(off["drift_s"]), step))
+            o = int(round((off["offset_s"] + before) * 1e9))
+            # drift that the recorded steps explain widens nothing
+            drift = min(abs(off["drift_s"]), abs(off["drift_s"] - total))
+            row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"] + before,
+                       u=off["uncertainty_s"] + drift)
             io = e.get("io_ns")
             if io is not None:
                 row.update(io_lo=io[0] - o, io_hi=io[1] - o)
@@ -158,12 +167,6 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         v["why"] = NO_RELEASE
         return v
     multi = len(rows) > 1
-    if multi:
-        for r in rows:
-            if r["step"] >= limit:
-                out.append({"node": r["node"], "by_s": r["step"],
-                            "why": "its wall clock stepped by %s around the start"
-                            % fmt_signed(r["step"])})
     own = max(r["own"] for r in rows)
     known = [r for r in rows if "lo" in r]
     if not multi:
@@ -189,6 +192,8 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
             _name_outliers(known, limit, out)
     elif own >= limit:
         v["spread_s"], v["uncertainty_s"] = own, 0.0
+    if multi:
+        _name_steps(rows, limit, out)
     spread, unc = v["spread_s"], v["uncertainty_s"]
     if out or (spread is not None and spread - unc >= limit and (own >= limit or
                                                                   len(known) > 1)):
@@ -217,6 +222,20 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
             L.fmt_time(spread), L.fmt_time(unc), limit)
         _name_outliers(known, limit, out)
     return v
+
+
+def _name_steps(rows, limit, out):
+    """A node whose wall clock stepped around the start: said beside the node where it is
+    already named, and named for the step alone when it is the limit or more."""
+    named = {o["node"]: o for o in out}
+    for r in rows:
+        if not r["step"]:
+            continue
+        said = "its wall clock stepped by %s around the start" % fmt_signed(r["step"])
+        if r["node"] in named:
+            named[r["node"]]["why"] += "; " + said
+        elif abs(r["step"]) >= limit:
+            out.append({"node": r["node"], "by_s": r["step"], "why": said})
 
 
 def _name_outliers(known, limit, out):

@@ -8,6 +8,7 @@ edited and the edit is said."""
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -43,15 +44,39 @@ def tearDownModule():
     shutil.rmtree(BASE, True)
 
 
+_runtime = []
+
+
+def preload(lib):
+    """LD_PRELOAD of lib after the sanitizer runtime the binary links (ASan, TSan), which must
+    come first."""
+    if not _runtime:
+        out = subprocess.run(["ldd", ct.BINARY], stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+        m = re.search(r"^\s*(lib[at]san\.so[.\d]*) => (\S+)", out, re.M)
+        _runtime.append(m.group(2) if m else None)
+    return ":".join(x for x in (_runtime[0], lib) if x)
+
+
 def faketime_env(skew):
-    """Only CLOCK_REALTIME skewed by skew seconds (monotonic durations stay true)."""
-    return {"LD_PRELOAD": FAKETIME, "FAKETIME": "%+gs" % skew if skew else "+0",
-            "DONT_FAKE_MONOTONIC": "1"}
+    """Only CLOCK_REALTIME skewed by skew seconds (monotonic durations stay true; the
+    variable's name changed between libfaketime versions, so both)."""
+    return {"LD_PRELOAD": preload(FAKETIME), "FAKETIME": "%+gs" % skew if skew else "+0",
+            "DONT_FAKE_MONOTONIC": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
 
-def run_nodes(nodes, args, outdir, stage, start_in, skews=None):
+def shim_env(rule):
+    """The fault shim (tests/shim/faultshim.c, built beside the binary) with one rule."""
+    shim = os.environ.get("STAGEBENCH_FAULTSHIM") or os.path.join(
+        os.path.dirname(ct.BINARY), "tests", "shim", "faultshim.so")
+    assert os.path.exists(shim), "the fault shim is built with the tests: %s" % shim
+    return {"LD_PRELOAD": preload(shim), "FAULTSHIM": rule}
+
+
+def run_nodes(nodes, args, outdir, stage, start_in, skews=None, envs=None):
     """`stagebench run ARGS` as several named nodes at one start instant of this machine's
-    clock, each under its own wall-clock skew; {node: (exit status, stderr)}."""
+    clock, each under its own wall-clock skew (or environment); {node: (exit status,
+    stderr)}."""
     os.makedirs(stage, exist_ok=True)
     at = time.time() + start_in
     procs = {}
@@ -59,6 +84,7 @@ def run_nodes(nodes, args, outdir, stage, start_in, skews=None):
         env = ct.env()
         if skews and skews.get(n):
             env.update(faketime_env(skews[n]))
+        env.update((envs or {}).get(n, {}))
         cmd = [ct.BINARY, "run"] + list(args) + [
             "--scale", "tiny", "--dir", stage, "--node", n, "--start-at", "%.6f" % at,
             "--out", os.path.join(outdir, "%s.json" % n), "--no-progress"]
@@ -259,6 +285,33 @@ class StartVerdict(Case):
         text = R.to_text(rep)
         self.assertIn("\nwarnings from the nodes:\n", text)
         self.assertIn("\n  1a rep 1 n2: %s\n" % w, text)
+
+    def test_real_step_in_the_wait_is_named(self):
+        """n2's wall clock really steps +1.5 s while it waits for T (the fault shim steps what
+        CLOCK_REALTIME reads, 1.5 s after it started): it released 1.5 s early in true time,
+        which its offset measured before and the step it recorded tell; NOT held naming n2,
+        its own warning in the report; exit 1."""
+        offsets = {n: measure(n) for n in NODES}
+        res = run_nodes(NODES, ["1a"], self.dir, os.path.join(self.dir, "stage"), start_in=4.0,
+                        envs={"n2": shim_env("clock:step=+1.5@after=1.5")})
+        for n, (rc, err) in res.items():
+            self.assertEqual(rc, 0, "%s: %s" % (n, err))
+        shutil.rmtree(os.path.join(self.dir, "stage"))
+        self.write("manifest.json", manifest(NODES, offsets))
+        p = self.cli("--format", "json")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        rep = json.loads(p.stdout)
+        st = rep["parts"][0]["start"]
+        self.assertEqual(st["verdict"], "NOT held")
+        self.assertEqual([o["node"] for o in st["nodes_out"]], ["n2"])
+        # released before the others by the step (the median is one of the others)
+        self.assertAlmostEqual(st["nodes_out"][0]["by_s"], -1.5, delta=0.05)
+        self.assertIn("before the others' median", st["nodes_out"][0]["why"])
+        self.assertIn("its wall clock stepped by +1.5", st["nodes_out"][0]["why"])
+        self.assertGreater(st["spread_s"] - st["uncertainty_s"], 1.4)
+        self.assertTrue([w for w in rep["warnings"] if w["node"] == "n2" and
+                         w["part"] == "1a" and "stepped by +1.5" in w["warning"]],
+                        rep["warnings"])
 
     def test_late_node_is_named(self):
         s = self.summary("n3")
