@@ -15,6 +15,7 @@
 #include "driver/check.h"
 #include "driver/inventory.h"
 #include "driver/plan.h"
+#include "driver/run.h"
 #include "driver/summary.h"
 #include "driver/views.h"
 #include "platform/clock.h"
@@ -323,6 +324,7 @@ static void check_probe(struct check_report *r, const struct options *o, struct 
 	}
 	plan.run.repeat = CHECK_PROBE_REPEAT;
 	plan.run.xfer = o->xfer;
+	plan.run.buffer_offset = res->bufplace.offset; /* the placement reported */
 	plan.run.seed = 1;
 
 	enum outcome out = run_execute(&plan, &env, res);
@@ -374,6 +376,17 @@ out:
 	free(sorted);
 }
 
+/* Where the I/O buffer sits, and whether the calibration could choose it. */
+static void check_buffer(struct check_report *r, const struct options *o, struct node_result *res)
+{
+	char line[256];
+
+	run_buffer_place(o->buffer_offset, o->xfer, res);
+	summary_buffer_line(&res->bufplace, line, sizeof(line));
+	check_add(r, res->bufplace.calibrated || res->bufplace.fixed ? CHECK_OK : CHECK_WARN,
+		  "buffer", "placement", "%s", line);
+}
+
 enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 			struct node_result *res)
 {
@@ -384,6 +397,7 @@ enum outcome check_node(const struct options *o, struct topo *topo, int dirfd,
 		return OUTCOME_FAILED;
 	check_clock(r, res);
 	check_cpus(r, topo, res);
+	check_buffer(r, o, res);
 	check_fs(r, o, dirfd, res);
 	check_replicas(r, dirfd, res);
 	bool can_write = true;

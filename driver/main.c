@@ -381,6 +381,7 @@ static int main_info(struct main_env *e)
 	if (o->dir && (out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	main_clock(e);
+	run_buffer_place(o->buffer_offset, o->xfer, &e->res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
 	int rc =

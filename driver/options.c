@@ -60,6 +60,9 @@ const struct opt_def options_table[] = {
 	 "override the replica size of the one test named"},
 	{"passes", OPT_UINT, "K", 1, 1e9, NULL, NULL, NULL, FIELD(passes), FIELD(set_passes), C_RUN,
 	 "override the passes over the replica (1a, 1b)"},
+	{"buffer-offset", OPT_UINT, "BYTES", 0, 65535, "auto", "auto", NULL, FIELD(buffer_offset),
+	 NOSET, C_RUN | C_INFO | C_CHECK,
+	 "the I/O buffer's offset from a page boundary (auto: the fastest, calibrated at set-up)"},
 	{"verify", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(verify), NOSET, C_RUN,
 	 "check the header of every 4 KiB block read"},
 	{"fsync", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(fsync), NOSET, C_RUN,
@@ -182,7 +185,10 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 	switch (d->type) {
 	case OPT_UINT:
 		/* 2^64 - 1 is no double: printed with %.0f it would end in ...616. */
-		if (d->max >= 18446744073709551615.0)
+		if (d->choices)
+			snprintf(buf, len, "%s or a whole number from %.0f to %.0f", d->choices,
+				 d->min, d->max);
+		else if (d->max >= 18446744073709551615.0)
 			snprintf(buf, len, "a whole number from %.0f to 18446744073709551615",
 				 d->min);
 		else
@@ -241,6 +247,10 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 		break;
 	case OPT_UINT:
 	case OPT_SIZE:
+		if (d->type == OPT_UINT && d->choices && strcmp(arg, d->choices) == 0) {
+			*(uint64_t *)(base + d->field) = OPTIONS_AUTO;
+			break;
+		}
 		rc = d->type == OPT_UINT ? size_parse_uint(arg, &u) : size_parse(arg, &u);
 		if (options_number_bad(d, rc, (double)u, origin, arg, form, why, whylen))
 			return -EINVAL;

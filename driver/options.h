@@ -13,6 +13,8 @@
 
 #define OPTIONS_MAX_TESTS 32
 #define OPTIONS_MAX_CPUS  4096
+/* The value of an OPT_UINT option given as its word (choices): --buffer-offset auto. */
+#define OPTIONS_AUTO UINT64_MAX
 
 enum command {
 	CMD_NONE = 0,
@@ -53,6 +55,7 @@ struct options {
 	uint64_t chunk;
 	uint64_t file_size;
 	uint64_t passes;
+	uint64_t buffer_offset; /* bytes past a page boundary, or OPTIONS_AUTO */
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
 	bool progress, no_progress;
 	bool help, version;
@@ -70,6 +73,9 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 
 /* Print the usage of a command (CMD_NONE: the general usage) generated from the table. */
 void options_help(enum command cmd, FILE *f);
+
+/* Print the bash completion script of stagebench, generated from the table and catalogue. */
+void options_completion(FILE *f);
 
 /* Whether s can name a node: 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool options_node_name_ok(const char *s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The option table, shared by the parser (options.c) and the help writer (options_help.c).
- * Not for other files: they see struct options only.
+ * The option table, shared by the parser (options.c), the help writer (options_help.c) and
+ * the completion writer (options_completion.c). Not for other files: they see struct options only.
  */
 #ifndef STAGEBENCH_OPTIONS_TABLE_H
 #define STAGEBENCH_OPTIONS_TABLE_H
@@ -12,7 +12,7 @@
 
 enum opt_type {
 	OPT_FLAG,    /* no argument: sets a bool */
-	OPT_UINT,    /* unsigned decimal in [min, max] */
+	OPT_UINT,    /* unsigned decimal in [min, max], or the word in choices (OPTIONS_AUTO) */
 	OPT_SIZE,    /* size with unit in [min, max] */
 	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
 	OPT_STRING,  /* any non-empty text */
@@ -40,7 +40,7 @@ struct opt_def {
 	enum opt_type type;
 	const char *metavar;
 	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
-	const char *choices; /* OPT_CHOICE */
+	const char *choices; /* OPT_CHOICE; OPT_UINT: a word accepted for OPTIONS_AUTO */
 	const char *def;     /* default, parsed like an argument; NULL: none */
 	const char *env;     /* environment variable read before the arguments; NULL: none */
 	size_t field;	     /* where the value goes in struct options */

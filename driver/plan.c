@@ -303,8 +303,10 @@ static void plan_settings(const struct options *o, struct plan_run *r)
 	r->repeat = 1;
 	r->repetition = 1;
 	r->xfer = PLAN_DEFAULT_XFER;
+	r->buffer_offset = OPTIONS_AUTO;
 	if (!o)
 		return;
+	r->buffer_offset = o->buffer_offset;
 	r->repeat = o->repeat;
 	r->repetition = o->repetition;
 	r->xfer = o->xfer;

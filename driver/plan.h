@@ -58,10 +58,11 @@ struct plan_test {
 
 /* How the plan runs: everything run_execute needs besides the plan's parts. */
 struct plan_run {
-	uint64_t repeat;     /* repetitions of the whole plan */
-	uint64_t repetition; /* number of the first one */
-	uint64_t xfer;	     /* largest single read or write */
-	uint64_t seed;	     /* of every thread's random stream (given or drawn once) */
+	uint64_t repeat;	/* repetitions of the whole plan */
+	uint64_t repetition;	/* number of the first one */
+	uint64_t xfer;		/* largest single read or write */
+	uint64_t buffer_offset; /* of the I/O buffer past a page boundary, or OPTIONS_AUTO */
+	uint64_t seed;		/* of every thread's random stream (given or drawn once) */
 	bool verify, fsync, keep;
 	bool start_fixed; /* start_at is an absolute instant (--start-at) */
 	double start_at;  /* the first part's start, when start_fixed */

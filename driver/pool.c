@@ -25,7 +25,8 @@ struct pool_thread {
 	struct result_thread *out;
 	atomic_bool finished; /* its timed part is over (for the progress line) */
 	struct topo_slot slot;
-	void *buf;
+	void *buf; /* inside mem, at buf_offset past a page boundary */
+	void *mem;
 	struct bench_ctx ctx;
 	int init_rc;
 	char init_op[16];
@@ -36,14 +37,13 @@ struct pool_thread {
 static int pool_thread_init(struct pool_thread *t)
 {
 	struct pool *p = t->p;
-	long page = sysconf(_SC_PAGESIZE);
 	int rc = topo_bind_self(p->topo, t->slot.pu);
 
 	if (rc) {
 		snprintf(t->init_op, sizeof(t->init_op), "bind");
 		return rc;
 	}
-	rc = -posix_memalign(&t->buf, (size_t)page, p->buf_bytes);
+	rc = bufplace_alloc(p->buf_bytes, p->buf_offset, &t->mem, &t->buf);
 	if (!rc && !(t->out->hist = malloc(sizeof(*t->out->hist))))
 		rc = -ENOMEM;
 	if (rc) {
@@ -152,7 +152,7 @@ static void *pool_thread_main(void *arg)
 		while (gate_wait(&p->gate) == 0 && !p->quit && pool_thread_part(t) == 0)
 			;
 	}
-	free(t->buf);
+	free(t->mem);
 	free(t->out->hist);
 	t->out->hist = NULL;
 	return NULL;
@@ -199,8 +199,8 @@ static int pool_create(struct pool *p, const struct topo_plan *tp)
 	return rc;
 }
 
-int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, uint64_t seed,
-	       uint64_t node_hash, struct node_result *res)
+int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, size_t buf_offset,
+	       uint64_t seed, uint64_t node_hash, struct node_result *res)
 {
 	size_t n = res->tplan.nslots;
 	int rc;
@@ -209,6 +209,7 @@ int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, uint64_t see
 	p->topo = topo;
 	p->nthreads = n;
 	p->buf_bytes = buf_bytes;
+	p->buf_offset = buf_offset;
 	p->seed = seed;
 	p->node_hash = node_hash;
 	p->threads = calloc(n, sizeof(*p->threads));

@@ -37,6 +37,7 @@ struct pool {
 	struct gate gate; /* nthreads + 1 parties: the threads and the main thread */
 	size_t nthreads, started;
 	size_t buf_bytes;
+	size_t buf_offset; /* of each thread's buffer past a page boundary */
 	uint64_t seed, node_hash;
 	bool quit; /* no more parts: the threads return */
 	struct pool_part part;
@@ -46,10 +47,11 @@ struct pool {
 
 /*
  * Start one thread per slot of res->tplan and wait until each is bound and has its buffer
- * of buf_bytes. 0, or -errno with the reason in res->errors (no thread left running).
+ * of buf_bytes at buf_offset past a page boundary. 0, or -errno with the reason in
+ * res->errors (no thread left running).
  */
-int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, uint64_t seed,
-	       uint64_t node_hash, struct node_result *res);
+int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, size_t buf_offset,
+	       uint64_t seed, uint64_t node_hash, struct node_result *res);
 
 /* Tell the threads to quit, join them and free the pool. */
 void pool_stop(struct pool *p);

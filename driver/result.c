@@ -152,8 +152,7 @@ static void result_instants(struct part_result *pr, const struct result_clocks *
 {
 	char names[256] = "";
 	size_t nlate = 0, used = 0;
-	/* The instant on the monotonic clock, projected when it was decided: steps do not move it.
-	 */
+	/* The instant projected on the monotonic clock when it was decided: no step moves it. */
 	double mono_at = (double)c->mono0 + (pr->scheduled_at - c->wall0) * 1e9;
 
 	pr->start_at_ns = (int64_t)(pr->start_at * 1e9 + 0.5);
@@ -161,18 +160,17 @@ static void result_instants(struct part_result *pr, const struct result_clocks *
 	pr->io_start_spread_s = -1.0;
 	for (size_t i = 0; pr->threads && i < pr->nthreads; i++) {
 		struct thread_result *r = &pr->threads[i];
+
+		if (!r->ran)
+			continue;
 		/*
 		 * Late on both clocks: a step forward in the wait wakes the threads at once with a
 		 * wall reading far past T, a step back lets them sleep through it; neither is late.
 		 */
 		double lag = (double)(r->release_at_ns - pr->scheduled_at_ns);
 		double lag_mono = (double)r->release_mono_ns - mono_at;
-
 		if (lag_mono < lag)
 			lag = lag_mono;
-
-		if (!r->ran)
-			continue;
 		if (!pr->release_min_ns || r->release_at_ns < pr->release_min_ns)
 			pr->release_min_ns = r->release_at_ns;
 		if (r->release_at_ns > pr->release_max_ns)

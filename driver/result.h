@@ -12,6 +12,7 @@
 
 #include "driver/outcome.h"
 #include "driver/plan.h"
+#include "platform/bufplace.h"
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
 #include "platform/topo.h"
@@ -114,6 +115,7 @@ struct node_result {
 	struct clock_ntp ntp;
 	bool ntp_ok;
 	struct topo_plan tplan;
+	struct bufplace bufplace; /* where every thread's I/O buffer sits */
 	struct test_result *tests;
 	size_t ntests;
 	struct part_result *parts;

@@ -296,6 +296,21 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 	return tout;
 }
 
+void run_buffer_place(uint64_t offset, uint64_t xfer, struct node_result *res)
+{
+	int rc;
+
+	if (offset != OPTIONS_AUTO) {
+		memset(&res->bufplace, 0, sizeof(res->bufplace));
+		res->bufplace.offset = (size_t)offset;
+		res->bufplace.fixed = true;
+	} else if ((rc = bufplace_calibrate((size_t)xfer, &res->bufplace)) != 0) {
+		note_warning(res, "cannot calibrate the I/O buffer's placement (%s): page-aligned",
+			     strerror(-rc));
+		res->bufplace.offset = 0;
+	}
+}
+
 enum outcome run_execute(const struct plan *plan, const struct run_env *env,
 			 struct node_result *res)
 {
@@ -314,8 +329,9 @@ enum outcome run_execute(const struct plan *plan, const struct run_env *env,
 		note_error(res, "out of memory");
 		return OUTCOME_FAILED;
 	}
-	if (pool_start(&st.pool, env->topo, (size_t)plan->run.xfer, plan->run.seed,
-		       prng_hash_str(res->node), res))
+	run_buffer_place(plan->run.buffer_offset, plan->run.xfer, res);
+	if (pool_start(&st.pool, env->topo, (size_t)plan->run.xfer, res->bufplace.offset,
+		       plan->run.seed, prng_hash_str(res->node), res))
 		return OUTCOME_FAILED;
 	st.progress.pool = &st.pool;
 

@@ -131,6 +131,20 @@ double summary_deviation(const struct part_result *pr, const struct thread_resul
 }
 
 /* Threads more than SUMMARY_OUTLIER off the median, with their CPU: a slow core shows. */
+void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%zu bytes past a page boundary (%s", bp->offset,
+			 bp->calibrated ? "calibrated; GiB/s copied from a memory file at"
+			 : bp->fixed	? "--buffer-offset"
+					: "the calibration failed: page-aligned");
+
+	for (size_t i = 0; bp->calibrated && i < BUFPLACE_NCAND && n > 0 && (size_t)n < len; i++)
+		n += snprintf(buf + n, len - (size_t)n, "%s %zu: %.1f", i ? "," : "",
+			      bufplace_candidates[i], bp->rate_Bps[i] / (1024.0 * 1024.0 * 1024.0));
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ")");
+}
+
 static void summary_text_outliers(const struct part_result *pr, FILE *f)
 {
 	char a[32], b[32];

@@ -51,6 +51,10 @@ void summary_json_clock(struct json *j, const struct node_result *res, bool now)
 void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt);
 /* The one line on the clock and its NTP state. */
 void summary_text_clock(const struct node_result *res, FILE *f);
+/* One line on the placement of the I/O buffer and how it was chosen. */
+void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len);
+/* The "buffer" object of the node summary and of info. */
+void summary_json_buffer(struct json *j, const struct bufplace *bp);
 
 /*
  * Write the JSON summary to path atomically: a temporary file in the same directory,

@@ -325,6 +325,37 @@ void summary_json_clock(struct json *j, const struct node_result *res, bool now)
 	json_object_end(j);
 }
 
+void summary_json_buffer(struct json *j, const struct bufplace *bp)
+{
+	json_key(j, "buffer");
+	json_object_begin(j);
+	json_kv_uint(j, "offset", bp->offset);
+	json_kv_string(j, "chosen_by",
+		       bp->calibrated ? "calibration"
+		       : bp->fixed    ? "option"
+				      : "fallback");
+	json_key(j, "calibration");
+	if (bp->calibrated) {
+		json_object_begin(j);
+		json_kv_uint(j, "bytes", bp->bytes);
+		json_kv_double(j, "seconds", bp->calib_s);
+		json_key(j, "candidates");
+		json_array_begin(j);
+		for (size_t i = 0; i < BUFPLACE_NCAND; i++) {
+			json_object_begin(j);
+			json_kv_uint(j, "offset", bufplace_candidates[i]);
+			json_kv_double(j, "copy_Bps", bp->rate_Bps[i]);
+			json_kv_double(j, "wins", bp->wins[i]);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+	json_object_end(j);
+}
+
 void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
 {
 	json_array_begin(j);
@@ -380,6 +411,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_object_end(&j);
 	json_key(&j, "threads");
 	summary_json_threads(&j, &res->tplan, false);
+	summary_json_buffer(&j, &res->bufplace);
 	json_key(&j, "tests");
 	json_array_begin(&j);
 	for (size_t i = 0; i < res->ntests; i++) {

@@ -190,6 +190,7 @@ static int views_info_json(const struct node_result *res, bool has_dir, int dirf
 		summary_json_fs(&j, res, true);
 	else
 		json_null(&j);
+	summary_json_buffer(&j, &res->bufplace);
 	views_info_files_json(&j, res, has_dir, dirfd);
 	json_object_end(&j);
 	return json_finish(&j);
@@ -199,7 +200,7 @@ int views_info(const struct node_result *res, bool has_dir, int dirfd, const cha
 	       enum format format, FILE *f)
 {
 	const struct topo_plan *tp = &res->tplan;
-	char a[32], b[32];
+	char a[32], b[32], line[256];
 
 	if (format == FORMAT_JSON)
 		return views_info_json(res, has_dir, dirfd, allowed_cpus, f);
@@ -214,6 +215,8 @@ int views_info(const struct node_result *res, bool has_dir, int dirfd, const cha
 			tp->slots[i].package, tp->slots[i].core, tp->slots[i].pu,
 			tp->slots[i].smt > 1 ? " (core has SMT siblings)" : "");
 	summary_text_clock(res, f);
+	summary_buffer_line(&res->bufplace, line, sizeof(line));
+	fprintf(f, "I/O buffer: %s\n", line);
 	if (has_dir && res->fs_ok)
 		fprintf(f,
 			"dir: %s\n  filesystem %s, source %s, mounted on %s\n  options %s\n"

@@ -56,7 +56,8 @@ struct bench_ctx {
 	const struct bench_params *p;
 	unsigned thread; /* thread index on this node */
 	struct prng rng; /* seeded from (seed, node, thread) by the driver */
-	void *buf;	 /* p->xfer bytes, page aligned, touched by the driver before the release */
+	void *buf; /* p->xfer bytes at the node's placement (bufplace.h), touched before the release
+		    */
 	struct hist *lat;	  /* per-operation latency, owned by the driver */
 	const volatile int *stop; /* non-zero: another thread failed or a signal came; stop soon */
 	void *priv;		  /* kind-private state between setup, run and teardown */

@@ -1,22 +1,78 @@
 # SPDX-License-Identifier: MIT
 """`cmake --install` of the build under test into a temporary prefix: the package lands in
 the interpreter's purelib for that prefix with the build's catalogue, the commands in bin/ with
-the interpreter's shebang, and they run from there (no source tree, no binary on PATH)."""
+the interpreter's shebang, and they run from there (no source tree, no binary on PATH). The
+layout (GNUInstallDirs: man pages, docs and examples, bash completion, LICENSE), the generated
+completion against --help, and `make uninstall` leaving no file behind."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import unittest
+
+COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
+EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
+            "stagebench.sbatch")
+
+
+def _build_tree():
+    build = os.path.dirname(ct.BINARY)
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")) or not shutil.which("cmake"):
+        return None
+    return build
+
+
+def _keep_manifest(case, build):
+    """Put the build's install_manifest.txt (what `make uninstall` removes) back as it was
+    when the test ends: its installs into a temporary prefix must not replace the record of
+    a real one."""
+    path = os.path.join(build, "install_manifest.txt")
+    try:
+        with open(path, "rb") as f:
+            saved = f.read()
+    except FileNotFoundError:
+        saved = None
+
+    def restore():
+        if saved is None:
+            if os.path.exists(path):
+                os.unlink(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(saved)
+    case.addCleanup(restore)
+
+
+def _files_under(top):
+    return sorted(os.path.relpath(os.path.join(d, f), top)
+                  for d, _s, fs in os.walk(top) for f in fs)
+
+
+def _complete(script, words):
+    """What the completion script offers for the command line words (the last one being
+    completed), through bash as the shell does it."""
+    line = " ".join("'%s'" % w for w in words)
+    p = subprocess.run(["bash", "--norc", "--noprofile", "-c",
+                        'source "$1"; COMP_WORDS=(%s); COMP_CWORD=%d; _stagebench; '
+                        'printf "%%s\\n" "${COMPREPLY[@]}"' % (line, len(words) - 1),
+                        "bash", script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(p.stderr)
+    return [w for w in p.stdout.split("\n") if w]
 
 import clustertest as ct
 
 
 class Install(ct.TempDirCase):
     def test_installed_commands_run(self):
-        build = os.path.dirname(ct.BINARY)
-        if not os.path.exists(os.path.join(build, "CMakeCache.txt")) or not shutil.which("cmake"):
+        build = _build_tree()
+        if not build:
             self.skipTest("the binary is not in a CMake build tree")
+        _keep_manifest(self, build)
         prefix = self.path("prefix")
         p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -33,8 +89,7 @@ class Install(ct.TempDirCase):
         env.pop("STAGEBENCH_CATALOGUE", None)
         env["PYTHONPATH"] = os.path.dirname(package)
         env["PATH"] = "/usr/bin:/bin"
-        for name in ("stagebench-cluster", "stagebench-collect", "stagebench-sim",
-                     "stagebench-cron"):
+        for name in COMMANDS:
             cmd = os.path.join(prefix, "bin", name)
             with open(cmd) as f:
                 self.assertEqual(f.readline().strip(), "#!" + sys.executable)
@@ -51,6 +106,141 @@ class Install(ct.TempDirCase):
                            universal_newlines=True, env=env, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("dry run: 2 nodes node[1-2]", p.stdout)
+
+    def test_layout_and_uninstall(self):
+        build = _build_tree()
+        if not build:
+            self.skipTest("the binary is not in a CMake build tree")
+        man = os.path.join(build, "man", "stagebench.1")
+        if not os.path.exists(man):
+            self.skipTest("configured with -DSTAGEBENCH_MAN=OFF: no man pages")
+        _keep_manifest(self, build)
+        prefix = self.path("prefix")
+        p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        files = _files_under(prefix)
+        expected = ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]
+        expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]
+        expected += ["share/doc/stagebench/" + f for f in ("LICENSE", "README.md") + EXAMPLES]
+        expected += ["share/bash-completion/completions/stagebench"]
+        for f in expected:
+            self.assertIn(f, files)
+        for f in ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]:
+            self.assertTrue(os.access(os.path.join(prefix, f), os.X_OK), f)
+        package = [f for f in files if f.endswith("/stagebench/catalogue.json")]
+        self.assertEqual(len(package), 1, files)
+        # nothing else: no module in bin/, no bytecode anywhere
+        rest = set(files) - set(expected)
+        self.assertTrue(all(f.startswith(os.path.dirname(package[0]) + "/") and
+                            f.endswith((".py", ".json")) for f in rest), sorted(rest))
+        # the man pages: one per command, named after it, with its options
+        for c in ("stagebench",) + COMMANDS:
+            with open(os.path.join(prefix, "share/man/man1/%s.1" % c)) as f:
+                text = f.read()
+            self.assertRegex(text, r'\.TH %s "1"' % re.escape(c.upper()))
+            self.assertIn("\\-\\-version", text)
+            self.assertIn(".SH \"SEE ALSO\"", text)
+            if c == "stagebench":
+                # every command's own --help, in a section of its own
+                for cmd in ("run", "prepare", "clean", "list", "info", "check"):
+                    self.assertIn('.SS "stagebench %s"\n.nf\nusage: stagebench %s ' % (cmd, cmd),
+                                  text)
+        # the examples name the installed commands, and the crontab line has no bare % (cron
+        # would cut the command there)
+        docdir = os.path.join(prefix, "share/doc/stagebench")
+        with open(os.path.join(docdir, "crontab")) as f:
+            lines = [ln for ln in f.read().splitlines() if ln and not ln.startswith("#")]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertNotRegex(lines[0], r"(?<!\\)%")
+        self.assertRegex(lines[0], r"^15 2 \* \* \* /\S+/bin/stagebench-cron --results ")
+        with open(os.path.join(docdir, "stagebench-validate.service")) as f:
+            self.assertRegex(f.read(), r"\nExecStart=/\S+/bin/stagebench-cron ")
+        # the Slurm batch script: bash syntax, every #SBATCH line before the first command
+        sbatch = os.path.join(docdir, "stagebench.sbatch")
+        p = subprocess.run(["bash", "-n", sbatch], stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(sbatch) as f:
+            lines = f.read().splitlines()
+        first_command = min(i for i, ln in enumerate(lines) if ln and not ln.startswith("#"))
+        self.assertTrue(all(i < first_command for i, ln in enumerate(lines)
+                            if ln.startswith("#SBATCH")))
+        self.assertRegex(lines[first_command], r"^/\S+/bin/stagebench-cluster --launcher srun ")
+        with open(os.path.join(docdir, "LICENSE")) as f:
+            self.assertTrue(f.read().startswith("MIT License"))
+        # `make uninstall` (the uninstall target) after a command ran and left bytecode
+        pkgdir = os.path.join(prefix, os.path.dirname(package[0]))
+        env = ct.env()
+        env["PYTHONPATH"] = os.path.dirname(pkgdir)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        p = subprocess.run([os.path.join(prefix, "bin", "stagebench-collect"), "--version"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                           universal_newlines=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run(["cmake", "--build", build, "--target", "uninstall"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(_files_under(prefix), [])
+        self.assertFalse(os.path.exists(pkgdir))
+        self.assertFalse(os.path.exists(docdir))
+
+    def test_systemd_units_verify(self):
+        """The service and timer pair as systemd reads them, the service starting the
+        build's stagebench-cron (systemd-analyze verify: unknown keys, a missing program)."""
+        service = os.path.join(os.path.dirname(ct.BINARY), "scripts", "examples",
+                               "stagebench-validate.service")
+        if not os.path.exists(service):
+            self.skipTest("the binary is not in a CMake build tree")
+        if not shutil.which("systemd-analyze"):
+            self.skipTest("no systemd-analyze here (Debian: systemd)")
+        with open(service) as f:
+            text = f.read()
+        cron = os.path.join(os.path.dirname(ct.BINARY), "scripts", "bin", "stagebench-cron")
+        text, n = re.subn(r"(?m)^ExecStart=/\S+/stagebench-cron ", "ExecStart=%s " % cron, text)
+        self.assertEqual(n, 1)
+        os.mkdir(self.path("units"))
+        with open(self.path("units", "stagebench-validate.service"), "w") as f:
+            f.write(text)
+        shutil.copy(os.path.join(ct.SOURCE, "scripts", "examples", "stagebench-validate.timer"),
+                    self.path("units"))
+        p = subprocess.run(["systemd-analyze", "verify", "--man=no",
+                            self.path("units", "stagebench-validate.service"),
+                            self.path("units", "stagebench-validate.timer")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (0, ""))
+
+    def test_completion_offers_what_help_lists(self):
+        script = os.path.join(os.path.dirname(ct.BINARY), "completion", "stagebench")
+        if not os.path.exists(script):
+            self.skipTest("the binary is not in a CMake build tree (no completion/stagebench)")
+        tests = json.loads(subprocess.run([ct.BINARY, "list", "--format", "json"],
+                                          stdout=subprocess.PIPE, check=True,
+                                          timeout=60).stdout.decode())
+        names = set([t["test"] for t in tests["tests"]] +
+                    [p for t in tests["tests"] for p in t["parts"]])
+        self.assertEqual(set(_complete(script, ["stagebench", ""])),
+                         {"run", "prepare", "clean", "list", "info", "check", "--help",
+                          "--version"})
+        for cmd in ("run", "prepare", "clean", "list", "info", "check"):
+            out = subprocess.run([ct.BINARY, cmd, "--help"], stdout=subprocess.PIPE,
+                                 check=True, timeout=60).stdout.decode()
+            options = set(re.findall(r"^  (--[a-z-]+)", out, re.M))
+            offered = set(_complete(script, ["stagebench", cmd, "--"]))
+            self.assertEqual(offered, options, cmd)
+            words = set(_complete(script, ["stagebench", cmd, ""]))
+            if cmd in ("run", "prepare", "clean"):
+                self.assertTrue(names <= words, (cmd, names - words))
+            else:
+                self.assertFalse(names & words, cmd)
+        self.assertEqual(_complete(script, ["stagebench", "run", "--scale", "t"]), ["tiny"])
+        self.assertEqual(_complete(script, ["stagebench", "list", "--format", ""]),
+                         ["text", "json", "csv"])
+        self.assertEqual(_complete(script, ["stagebench", "run", "--threads", ""]), [])
+        self.assertEqual(_complete(script, ["stagebench", "run", "--sc"]), ["--scale"])
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def sources():
     scripts = os.path.join(SOURCE, "scripts")
     files = sorted(glob.glob(os.path.join(scripts, "stagebench", "*.py")))
     files += sorted(glob.glob(os.path.join(scripts, "stagebench-*")))
-    files.append(os.path.join(SOURCE, "cmake", "python_sitedir.py"))
+    files.append(os.path.join(SOURCE, "scripts", "cmake", "python_sitedir.py"))
     return files
 
 

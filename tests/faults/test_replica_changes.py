@@ -148,6 +148,38 @@ class ReplicaChanges(ft.FaultCase):
                                     else "replaced by another file, .*another generation.*"))
                 self.assertIn("2a: " + a["error"], s["errors"])
 
+    def test_2a_replica_replaced_mid_part_fails_though_verify_passed(self):
+        # another node recreates the replica (rename over it, new generation) in the middle of
+        # a long 2a: the threads go on reading the file they opened, whose blocks verify, so
+        # only the identity checked again at the part's end can tell; the part fails saying so
+        self.prepare("2")
+        stage = os.path.realpath(self.stage())
+        replica = os.path.join(stage, "stagebench.2.8MiB")
+        other = self.path("other")
+        os.makedirs(other)
+        self.assertEqual(run(["prepare", "2", "--scale", "tiny", "--dir", other]).returncode, 0)
+        out = self.path("s.json")
+        # 1500 chunks a thread, each read 1 ms slower: about 1.5 s of part
+        proc = ft.popen(["run", "2a", "--scale", "tiny", "--dir", stage, "--start-in", "0",
+                         "--count", "1500", "--verify", "--out", out],
+                        env=ft.shim_env("pread:*:delay=1ms", path="stagebench.2."))
+        self.addCleanup(ft.reap, proc)
+        self.wait_running(proc, out)
+        os.rename(os.path.join(other, "stagebench.2.8MiB"), replica)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 1, err)
+        s = self.summary(out)
+        part = s["tests"][0]["parts"][0]
+        self.assertEqual((part["status"], part["replica_changed"], part["verified"]),
+                         ("failed", True, False))
+        # every thread read and verified all of its chunks: no thread error
+        self.assertEqual(part["ops"], 1500 * len(part["per_thread"]))
+        self.assertTrue(all(t["error"] is None for t in part["per_thread"]))
+        self.assertRegex(part["error"], r"^the replica '%s' changed during the part \(replaced "
+                         r"by another file, .*another generation.*\): what was read is not "
+                         r"what the part was given$" % re.escape(replica))
+        self.assertEqual(s["status"], "failed")
+
     def plant_symlink(self, replica):
         """Put a symlink at the replica's name, to the same replica moved aside: reading
         through it would give the right blocks, so only the refusal to follow shows."""

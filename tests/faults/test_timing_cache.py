@@ -88,9 +88,12 @@ class StepDuringGrid(ft.FaultCase):
         for p in parts[k + 1:]:
             self.assertEqual(p["clock_step_s"], 0)
             self.assertAlmostEqual(p["clock_step_total_s"], 0.5, delta=0.05)
-            self.assertIn("%s: the wall clock stepped by +0.5" % p["part"], p["warnings"][-1])
-            self.assertIn("since the run's first start", p["warnings"][-1])
-            self.assertIn(p["warnings"][-1], s["warnings"])
+            # (a thread preempted in its wait on this shared machine may add a late warning)
+            w = [w for w in p["warnings"] if "wall clock stepped" in w]
+            self.assertEqual(len(w), 1, p["warnings"])
+            self.assertTrue(w[0].startswith("%s: the wall clock stepped by +0.5" % p["part"]))
+            self.assertIn("since the run's first start", w[0])
+            self.assertIn(w[0], s["warnings"])
         for p in parts[:k]:
             self.assertEqual((p["clock_step_s"], p["clock_step_total_s"]), (0, 0))
 

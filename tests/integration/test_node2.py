@@ -3,8 +3,10 @@
 (util-linux): the writer of a replica keeps none of it cached, and each part of 2 and 3 (and
 1a, 1b) starts with this node's cache of its replica dropped."""
 import csv
+import ctypes
 import io
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -193,6 +195,35 @@ class Cold(sbtest.TempDirCase):
             self.assertTrue(p["cache_dropped"])
             self.assertEqual(p["cache_expected"], "cold")
             self.assertLess(p["cache_residency"], 0.10, p["part"])
+
+    def test_pages_locked_by_another_process_warn(self):
+        # the drop cannot evict pages that another process keeps locked in memory: the part
+        # that should start cold says that it did not
+        stage = self.stage()
+        replica = os.path.join(stage, "stagebench.2.8MiB")
+        self.assertEqual(run(["prepare", "2", "--scale", "tiny", "--dir", stage]).returncode, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_int, ctypes.c_long]
+        fd = os.open(replica, os.O_RDONLY)
+        self.addCleanup(os.close, fd)
+        size = os.fstat(fd).st_size
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        self.assertNotIn(addr, (None, ctypes.c_void_p(-1).value))
+        self.addCleanup(libc.munmap, ctypes.c_void_p(addr), ctypes.c_size_t(size))
+        if libc.mlock(ctypes.c_void_p(addr), ctypes.c_size_t(size)) != 0:
+            self.skipTest("mlock of 8 MiB refused: %s" % os.strerror(ctypes.get_errno()))
+        s, _ = self.run_json(["run", "2a", "--scale", "tiny", "--dir", stage, "--start-in",
+                              "0.2"])
+        part = s["tests"][0]["parts"][0]
+        self.assertTrue(part["cache_dropped"])
+        self.assertEqual(part["cache_residency"], 1)
+        warning = ("2a: 100% of the replica is in this node's page cache at the release, "
+                   "though the part should start cold: its reads may come from this node's "
+                   "cache")
+        self.assertIn(warning, part["warnings"])
+        self.assertIn(warning, s["warnings"])
 
     def summary_file(self, path):
         with open(path) as f:

@@ -135,6 +135,14 @@ static void test_result_errors(void)
 	result_free(&res);
 }
 
+static void test_result_free_part(struct part_result *pr)
+{
+	for (size_t k = 0; k < pr->nwarnings; k++)
+		free(pr->warnings[k]);
+	free(pr->threads);
+	free(pr->hist);
+}
+
 /* A wall clock step of +0.5 s during the part: recorded and warned, durations unchanged. */
 static void test_result_clock_step(void)
 {
@@ -153,8 +161,63 @@ static void test_result_clock_step(void)
 	if (res.nwarnings)
 		CHECK(strstr(res.warnings[0], "2a: the wall clock stepped by +0.500 s during the "
 					      "part") != NULL);
-	free(pr.threads);
-	free(pr.hist);
+	/* The part keeps its own copy of its warnings. */
+	CHECK(pr.nwarnings == 1 && strcmp(pr.warnings[0], res.warnings[0]) == 0);
+	test_result_free_part(&pr);
+	result_free(&res);
+}
+
+/* Thread i's integer instants, as the pool fills them, moved by wall_s and mono_s. */
+static void test_result_instants(struct result_thread *t, unsigned i, double wall_s, double mono_s)
+{
+	double rel = 0.001 + i * 0.0001;
+
+	t[i].res.release_at_ns = (int64_t)((T0 + rel + wall_s) * 1e9);
+	t[i].res.release_mono_ns = MONO0 + (uint64_t)((rel + 0.001 + mono_s) * 1e9);
+	t[i].res.first_io_at_ns = t[i].res.release_at_ns + 1000 * (i + 1);
+}
+
+/*
+ * Late is late: a thread released more than 2 ms after the scheduled instant on both clocks
+ * (stopped, preempted) makes the part late, named; a release that only the wall clock puts
+ * late (a step forward in the wait) does not.
+ */
+static void test_result_late(void)
+{
+	struct result_thread t[NTHREADS];
+	struct result_clocks c;
+	struct node_result res;
+	struct part_result pr;
+
+	memset(&res, 0, sizeof(res));
+	test_result_fill(t, &c, 0);
+	for (unsigned i = 0; i < NTHREADS; i++)
+		test_result_instants(t, i, i == 2 ? 1.5 : 0, i == 2 ? 1.5 : 0);
+	test_result_part(&pr);
+	pr.scheduled_at = T0;
+	result_aggregate(&pr, t, NTHREADS, &c, false, 0, &res);
+	CHECK(pr.status == PART_OK && pr.late);
+	CHECK_MSG(fabs(pr.late_by_s - 1.5012) < 1e-5, "late by %.9f", pr.late_by_s);
+	CHECK(pr.threads[0].late_by_s == 0 && pr.threads[2].late_by_s == pr.late_by_s);
+	CHECK(pr.release_min_ns == t[0].res.release_at_ns &&
+	      pr.release_max_ns == t[2].res.release_at_ns);
+	CHECK(pr.first_io_min_ns == t[0].res.first_io_at_ns);
+	CHECK(pr.io_start_spread_s > 1.5 && pr.io_start_spread_s < 1.502);
+	CHECK(pr.start_at_ns == 1700000000000000000ll);
+	CHECK_U64(pr.nwarnings, 1);
+	CHECK_STR(pr.warnings[0], "2a: late: thread 2 released up to 1.501200 s after the start "
+				  "instant (bound 0.002 s)");
+	CHECK_U64(res.nwarnings, 1);
+	test_result_free_part(&pr);
+
+	/* A forward step of 1 h in the wait: late on the wall clock only, so not late. */
+	for (unsigned i = 0; i < NTHREADS; i++)
+		test_result_instants(t, i, 3600, 0);
+	test_result_part(&pr);
+	pr.scheduled_at = T0;
+	result_aggregate(&pr, t, NTHREADS, &c, false, 0, &res);
+	CHECK(!pr.late && pr.late_by_s == 0 && pr.nwarnings == 0);
+	test_result_free_part(&pr);
 	result_free(&res);
 }
 
@@ -164,5 +227,6 @@ int main(void)
 	test_result_sums();
 	test_result_errors();
 	test_result_clock_step();
+	test_result_late();
 	return check_done();
 }

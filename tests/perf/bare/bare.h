@@ -92,15 +92,35 @@ static inline void bare_pin(int cpu)
 	}
 }
 
-/* A page-aligned buffer, touched now so that no first-touch fault lands in the timed loop. */
+/*
+ * The buffer's offset from a page boundary: environment BARE_BUFFER_OFFSET, bytes (default 0,
+ * page-aligned), the same placement switch as stagebench's --buffer-offset.
+ */
+static inline size_t bare_offset(void)
+{
+	const char *s = getenv("BARE_BUFFER_OFFSET");
+
+	return s ? (size_t)strtoull(s, NULL, 10) : 0;
+}
+
+/*
+ * A buffer at the placement above, touched now so that no first-touch fault lands in the
+ * timed loop. Free it with bare_buffer_free().
+ */
 static inline void *bare_buffer(size_t len, int fill)
 {
+	size_t off = bare_offset();
 	void *p = NULL;
 
-	if (posix_memalign(&p, 4096, len ? len : 1) != 0)
+	if (posix_memalign(&p, 4096, len + off ? len + off : 1) != 0)
 		bare_die("posix_memalign");
-	memset(p, fill, len);
-	return p;
+	memset((char *)p + off, fill, len);
+	return (char *)p + off;
+}
+
+static inline void bare_buffer_free(void *buf)
+{
+	free((char *)buf - bare_offset());
 }
 
 /* Called by each thread once its set-up is done: wait for the others, then for the start. */

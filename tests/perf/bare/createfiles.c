@@ -55,7 +55,7 @@ static void *createfiles_thread(void *arg)
 	}
 out:
 	t->end = bare_now();
-	free(buf);
+	bare_buffer_free(buf);
 	return NULL;
 }
 

@@ -47,7 +47,7 @@ out:
 	t->end = bare_now();
 	if (fd >= 0)
 		close(fd);
-	free(buf);
+	bare_buffer_free(buf);
 	return NULL;
 }
 

@@ -36,7 +36,7 @@ static void *seqread_thread(void *arg)
 		t->ops++;
 	}
 	t->end = bare_now();
-	free(buf);
+	bare_buffer_free(buf);
 	return NULL;
 }
 

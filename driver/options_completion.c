@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bash completion script of stagebench, generated from the option table and the
+ * catalogue, so that it offers exactly what the parser takes: per command its options, the
+ * words of a choice, directories after --dir, files after --out, test names as arguments.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "driver/options_table.h"
+#include "driver/plan.h"
+
+/* The '|'-separated choices as space-separated words. */
+static void options_completion_words(const char *choices, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", choices);
+	for (char *p = buf; *p; p++)
+		if (*p == '|')
+			*p = ' ';
+}
+
+/* The case arms for the word after an option that takes an argument. */
+static void options_completion_values(FILE *f)
+{
+	char words[128];
+
+	fprintf(f, "\tcase $prev in\n");
+	for (size_t i = 0; i < options_table_count; i++) {
+		const struct opt_def *d = &options_table[i];
+
+		if (d->type == OPT_FLAG)
+			continue;
+		if (d->type == OPT_CHOICE) {
+			options_completion_words(d->choices, words, sizeof(words));
+			fprintf(f,
+				"\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
+				d->name, words);
+		} else if (strcmp(d->metavar, "DIR") == 0) {
+			fprintf(f, "\t--%s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n",
+				d->name);
+		} else if (strcmp(d->metavar, "FILE") == 0) {
+			fprintf(f, "\t--%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
+				d->name);
+		} else {
+			fprintf(f, "\t--%s) return ;;\n", d->name);
+		}
+	}
+	fprintf(f, "\tesac\n");
+}
+
+/* The words offered for a command: its options, and the test names where it takes tests. */
+static void options_completion_command(FILE *f, enum command cmd)
+{
+	char in[128], out[64];
+
+	fprintf(f, "\t%s) words='", cmd == CMD_NONE ? "''" : options_command_name(cmd));
+	if (cmd == CMD_NONE) {
+		for (int c = CMD_RUN; c < CMD_COUNT; c++)
+			fprintf(f, "%s ", options_command_name((enum command)c));
+		fprintf(f, "--help --version");
+	} else {
+		for (size_t i = 0; i < options_table_count; i++)
+			if (options_table[i].cmds & (1u << cmd))
+				fprintf(f, "--%s ", options_table[i].name);
+		fprintf(f, "--version");
+	}
+	if (cmd == CMD_RUN || cmd == CMD_PREPARE || cmd == CMD_CLEAN) {
+		plan_names(true, in, sizeof(in));
+		plan_names(false, out, sizeof(out));
+		fprintf(f, " %s%s%s", in, out[0] ? " " : "", out);
+	}
+	fprintf(f, "' ;;\n");
+}
+
+void options_completion(FILE *f)
+{
+	fprintf(f,
+		"# bash completion of stagebench %s, generated from its option table\n"
+		"_stagebench()\n{\n"
+		"\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+		"\tlocal cmd='' words i\n"
+		"\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
+		"\t\tcase ${COMP_WORDS[i]} in\n\t\t",
+		STAGEBENCH_VERSION);
+	for (int c = CMD_RUN; c < CMD_COUNT; c++)
+		fprintf(f, "%s%s", c == CMD_RUN ? "" : "|", options_command_name((enum command)c));
+	fprintf(f, ") cmd=${COMP_WORDS[i]}; break ;;\n\t\tesac\n\tdone\n");
+	options_completion_values(f);
+	fprintf(f, "\tcase $cmd in\n");
+	for (int c = CMD_NONE; c < CMD_COUNT; c++)
+		options_completion_command(f, (enum command)c);
+	fprintf(f, "\tesac\n"
+		   "\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+		   "}\n"
+		   "complete -F _stagebench stagebench\n");
+}

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+# CPack: `make package` (or `cpack -G DEB`, `cpack -G RPM`) builds a .deb and an .rpm of what
+# `make install` installs. Configure with -DCMAKE_INSTALL_PREFIX=/usr for a package: the
+# Python package's directory is asked of the interpreter for that prefix (Debian:
+# /usr/lib/python3/dist-packages), so build the .rpm on the distribution it is for.
+set(CPACK_GENERATOR "DEB;RPM")
+set(CPACK_PACKAGE_NAME stagebench)
+set(CPACK_PACKAGE_VENDOR "The stagebench authors")
+set(CPACK_PACKAGE_CONTACT "The stagebench authors <stagebench@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "I/O benchmarks of HPC nodes against their /stage servers, and the cluster tools")
+set(CPACK_PACKAGE_DESCRIPTION
+    "stagebench times the reads and writes of every core of a node against its /stage server
+directory (C, hwloc, pthreads); stagebench-cluster runs it on every node of a cluster at once,
+stagebench-collect merges the results into one report, stagebench-cron validates nightly.")
+set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
+# The packages install under the configured prefix; the source tarball holds the sources only.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/cpack_project.cmake.in
+               ${CMAKE_BINARY_DIR}/packaging/cpack_project.cmake @ONLY)
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_BINARY_DIR}/packaging/cpack_project.cmake)
+set(CPACK_STRIP_FILES OFF)
+
+# Python writes bytecode beside the package when root runs a command: removed with it.
+set(pycache ${CMAKE_INSTALL_PREFIX}/${STAGEBENCH_PYTHON_SITEDIR_USED}/stagebench/__pycache__)
+file(WRITE ${CMAKE_BINARY_DIR}/packaging/prerm
+     "#!/bin/sh\n# Removes the bytecode Python wrote beside the stagebench package.\nset -e\n"
+     "rm -rf '${pycache}'\n")
+file(COPY ${CMAKE_BINARY_DIR}/packaging/prerm DESTINATION ${CMAKE_BINARY_DIR}/packaging/deb
+     FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+                      WORLD_READ WORLD_EXECUTE)
+
+# Debian: the shared libraries' packages from dpkg-shlibdeps (libhwloc15, libc6), then Python.
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3 (>= 3.6), python3-clustershell")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-matplotlib")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/packaging/deb/prerm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+
+# RPM (RHEL, Fedora): hwloc-libs through rpmbuild's automatic library dependencies.
+set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
+set(CPACK_RPM_PACKAGE_LICENSE MIT)
+set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
+# CPack 3.25 writes no Recommends: (nor Suggests:, which it checks against rpmbuild's tag list
+# under a name rpmbuild does not use): the line follows Requires: as written here.
+set(CPACK_RPM_PACKAGE_REQUIRES "python3 >= 3.6, python3-clustershell\nRecommends: python3-matplotlib")
+set(CPACK_RPM_PRE_UNINSTALL_SCRIPT_FILE ${CMAKE_BINARY_DIR}/packaging/prerm)
+# The directories the system owns are not the package's.
+set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
+    ${CMAKE_INSTALL_FULL_MANDIR} ${CMAKE_INSTALL_FULL_MANDIR}/man1
+    ${CMAKE_INSTALL_FULL_DATADIR}/bash-completion
+    ${CMAKE_INSTALL_FULL_DATADIR}/bash-completion/completions
+    ${CMAKE_INSTALL_FULL_DATAROOTDIR}/doc
+    ${CMAKE_INSTALL_PREFIX}/lib ${CMAKE_INSTALL_PREFIX}/lib/python3
+    ${CMAKE_INSTALL_PREFIX}/${STAGEBENCH_PYTHON_SITEDIR_USED})
+
+# `make package_source`: the release tarball, stagebench-VERSION.tar.gz (the Spack recipe's
+# url, scripts/spack/package.py).
+set(CPACK_SOURCE_GENERATOR TGZ)
+set(CPACK_SOURCE_PACKAGE_FILE_NAME ${CPACK_PACKAGE_NAME}-${PROJECT_VERSION})
+set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/" "/\\\\.git" "__pycache__" "/stage/")
+include(CPack)

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""What a launch round costs the launch host as the node count grows: real ssh to simulated
+nodes (sshnodes.py: node0001..nodeN, one private sshd on 127.0.0.1, strict host keys).
+
+Not a test: it prints figures and exits 0 once it has measured (2 when it cannot run). CI does
+not run it.
+
+    /usr/bin/python3 tests/perf/launch_scale.py [--stagebench BINARY] [--nodes 25,50,100,200]
+        [--fanout 64] [--fanouts 8,16,32,64,128] [--fanout-nodes 200] [--rounds 3]
+
+For each node count it runs RUNS rounds of `clush -S -f FANOUT -o "-F CONFIG" -w NODES CMD`
+(CMD: `BINARY --version`, or `true` without a binary) and measures each round with measure():
+wall time, and, sampled from /proc every 20 ms while the round runs, the launcher's process
+tree (clush and its ssh clients): peak resident memory (the sum of the processes' RSS, which
+counts shared library pages once per process: an upper bound), peak open descriptors and peak
+process count. Then the same at a fixed node count for several fan-outs. It fits each figure
+as a + b*x by least squares (x = nodes; for memory and descriptors also x = min(nodes,
+fan-out), the connections held at once; then x = fan-out) and prints what the fits predict for
+1,000 and 10,000 nodes.
+
+measure(cmd) is the reusable part: the launcher of the next rounds (armed nodes) is measured
+by passing its own command line.
+"""
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import sshnodes  # noqa: E402
+
+PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _children_map():
+    kids = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(e))
+    return kids
+
+
+def tree_usage(root):
+    """(resident KiB summed, open descriptors summed, processes) of root and its descendants."""
+    kids = _children_map()
+    todo, rss, fds, procs = [root], 0, 0, 0
+    while todo:
+        pid = todo.pop()
+        todo.extend(kids.get(pid, ()))
+        try:
+            with open("/proc/%d/statm" % pid) as f:
+                rss += int(f.read().split()[1]) * PAGE_KIB
+            fds += len(os.listdir("/proc/%d/fd" % pid))
+            procs += 1
+        except (OSError, IndexError, ValueError):
+            continue
+    return rss, fds, procs
+
+
+def measure(cmd, env=None, interval=0.02, timeout=900):
+    """Run cmd (a list: the launcher) to its end, sampling its process tree; a dict with
+    rc, wall_s, peak_rss_kib, peak_fds, peak_procs, samples, stdout, stderr (text)."""
+    peak = {"rss": 0, "fds": 0, "procs": 0, "samples": 0}
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            rss, fds, procs = tree_usage(p.pid)
+            peak["rss"] = max(peak["rss"], rss)
+            peak["fds"] = max(peak["fds"], fds)
+            peak["procs"] = max(peak["procs"], procs)
+            peak["samples"] += 1
+            done.wait(interval)
+
+    th = threading.Thread(target=sample)
+    th.start()
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    wall = time.monotonic() - t0
+    done.set()
+    th.join()
+    return {"rc": p.returncode, "wall_s": wall, "peak_rss_kib": peak["rss"],
+            "peak_fds": peak["fds"], "peak_procs": peak["procs"], "samples": peak["samples"],
+            "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace")}
+
+
+def fit(xs, ys):
+    """Least squares y = a + b*x; (a, b)."""
+    n = float(len(xs))
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return my - b * mx, b
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2.0
+
+
+def clush_round(nodes, count, fanout, command):
+    names = "%s[%s-%s]" % (nodes.prefix, nodes.names[0][len(nodes.prefix):],
+                           nodes.names[count - 1][len(nodes.prefix):])
+    cmd = ["clush", "-S", "-f", str(fanout)] + nodes.clush_args() + ["-w", names, command]
+    m = measure(cmd)
+    err = [l for l in m["stderr"].splitlines() if l.strip()]
+    # -S: clush exits with the largest exit status, 255 when an ssh failed; stderr may also
+    # hold what the remote login shells print (noise, counted)
+    if m["rc"] != 0:
+        raise RuntimeError("clush exit %s at %d nodes, fan-out %d: %s"
+                           % (m["rc"], count, fanout, " | ".join(err[:5])))
+    m["noise"] = len(err)
+    return m
+
+
+def series(nodes, points, command, rounds, label):
+    """points: [(nodes, fanout)]; prints one line per point; [(x-nodes, fanout, figures)]."""
+    rows = []
+    for count, fanout in points:
+        ms = [clush_round(nodes, count, fanout, command) for _ in range(rounds)]
+        fig = {"wall_s": median([m["wall_s"] for m in ms]),
+               "wall_min": min(m["wall_s"] for m in ms),
+               "wall_max": max(m["wall_s"] for m in ms),
+               "rss_mib": max(m["peak_rss_kib"] for m in ms) / 1024.0,
+               "fds": max(m["peak_fds"] for m in ms),
+               "procs": max(m["peak_procs"] for m in ms),
+               "noise": sum(m["noise"] for m in ms)}
+        print("%s %5d nodes, fan-out %4d: round %6.2f s (median of %d, %.2f-%.2f), "
+              "launcher peak %6.1f MiB RSS, %5d fds, %4d processes%s"
+              % (label, count, fanout, fig["wall_s"], rounds, fig["wall_min"], fig["wall_max"],
+                 fig["rss_mib"], fig["fds"], fig["procs"],
+                 (" (%d stderr lines from remote shells)" % fig["noise"]) if fig["noise"]
+                 else ""))
+        sys.stdout.flush()
+        rows.append((count, fanout, fig))
+    return rows
+
+
+def print_fits(rows, xfun, xname, predict, keys=("wall_s", "rss_mib", "fds")):
+    """Fit each figure against xfun(nodes, fanout); predict: [(nodes, fanout)]."""
+    xs = [xfun(r[0], r[1]) for r in rows]
+    for key in keys:
+        a, b = fit(xs, [r[2][key] for r in rows])
+        pred = ", ".join("%.1f at %d nodes" % (a + b * xfun(n, f), n) for n, f in predict)
+        print("  %-7s = %8.3f + %8.5f * %s%s" % (key, a, b, xname,
+                                                ("   (predicts " + pred + ")") if pred else ""))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--stagebench", help="binary to run on each node (--version); else true")
+    ap.add_argument("--nodes", default="25,50,100,200")
+    ap.add_argument("--fanout", type=int, default=64)
+    ap.add_argument("--fanouts", default="8,16,32,64,128")
+    ap.add_argument("--fanout-nodes", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    counts = [int(x) for x in a.nodes.split(",")]
+    fanouts = [int(x) for x in a.fanouts.split(",") if x]
+    command = "%s --version" % shlex.quote(os.path.abspath(a.stagebench)) \
+        if a.stagebench else "true"
+    with sshnodes.SshNodes(max(counts + [a.fanout_nodes])) as nodes:
+        if nodes.error:
+            print("cannot measure here: %s" % nodes.error)
+            return 2
+        print("launch rounds of `clush -S -f F -o \"-F CONFIG\" -w NODES %s` to one sshd on "
+              "127.0.0.1:%d (%s), %d CPUs"
+              % (command, nodes.port, ", ".join("%s %s" % kv for kv in sorted(
+                  nodes.sshd_settings("MaxStartups", "MaxSessions").items())),
+                 os.cpu_count()))
+        one = [measure(["ssh", "-F", nodes.config, nodes.names[0], command])["wall_s"]
+               for _ in range(5)]
+        print("one ssh round trip (ssh -F CONFIG %s %s): median %.3f s of 5"
+              % (nodes.names[0], command, median(one)))
+        try:
+            rows = series(nodes, [(c, a.fanout) for c in counts], command, a.rounds, "count")
+            big = [(1000, a.fanout), (10000, a.fanout)]
+            print("fit over node count (fan-out %d):" % a.fanout)
+            print_fits(rows, lambda n, f: n, "nodes", big)
+            # the launcher holds min(nodes, fan-out) connections at once: memory and
+            # descriptors follow that, not the node count
+            print("fit over connections in flight, min(nodes, fan-out %d):" % a.fanout)
+            print_fits(rows, lambda n, f: min(n, f), "in_flight", big, ("rss_mib", "fds"))
+            if fanouts:
+                rows = series(nodes, [(a.fanout_nodes, f) for f in fanouts], command, a.rounds,
+                              "fanout")
+                print("fit over fan-out (%d nodes):" % a.fanout_nodes)
+                print_fits(rows, lambda n, f: f, "fanout", ())
+        except RuntimeError as e:
+            print("a round failed: %s (sshd: %s)" % (e, nodes.sshd_log_tail(3)))
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
