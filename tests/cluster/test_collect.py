@@ -115,8 +115,11 @@ class Report(Case):
                 self.assertIsNone(p["start_synchronized"])
                 self.assertEqual(p["start"]["verdict"], "cannot tell")
                 self.assertEqual([o["node"] for o in p["start"]["nodes_out"]], unsynced)
-            else:
+            elif max(summaries[n]["clock"]["maxerror_us"] for n in NODES) < 250000:
+                # NTP bounds every offset well within the limit
                 self.assertTrue(p["start_synchronized"])
+            else:
+                self.assertIn(p["start"]["verdict"], ("held", "cannot tell"))
             self.assertEqual(p["latency_s"]["count"], sum(x["ops"] for x in parts))
             self.assertEqual(len(p["slowest_threads"]), min(5, p["threads"]))
         tests = {t["test"]: t for t in rep["tests"]}
