@@ -8,6 +8,7 @@ through an offset measured against the launch host (or, without a launcher manif
 by the node's NTP maxerror): where neither exists, the verdict is "cannot tell", never "held".
 """
 import math
+import shlex
 import statistics
 
 from . import catalogue
@@ -296,7 +297,7 @@ def server_drop(manifest, parts):
                             "by the servers' disks or their caches is not known"}
     runs = [r for r in (sd.get("runs") or []) if isinstance(r, dict)]
     cmd = sd.get("command")
-    cmd = " ".join(str(x) for x in cmd) if isinstance(cmd, list) else None
+    cmd = " ".join(shlex.quote(str(x)) for x in cmd) if isinstance(cmd, list) else None
     if not reps3:
         return {"asked": True, "command": cmd, "ok": None, "runs": runs,
                 "evidence": "asked, but test 3 did not run"}

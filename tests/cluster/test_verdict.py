@@ -576,7 +576,7 @@ class Validity(Case):
         rule = rep["validity"]["rules"][-1]
         self.assertEqual((rule["rule"], rule["ok"]), ("server drop ran before 3", True))
         self.assertIn("server cache drop before test 3: ran before test 3 in every repetition "
-                      "(2) (ssh stage1 sync; echo 3 > /proc/sys/vm/drop_caches)", R.to_text(rep))
+                      "(2) (ssh stage1 'sync; echo 3 > /proc/sys/vm/drop_caches')", R.to_text(rep))
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES)))
         rule = self.collect()["validity"]["rules"][-1]
         self.assertIsNone(rule["ok"])
