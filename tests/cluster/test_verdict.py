@@ -225,6 +225,8 @@ class StartVerdict(Case):
         text = self.cli().stdout
         self.assertIn("start synchronization: NOT held", text)
         self.assertIn("status: FAILED (start not synchronized)", text)
+        from stagebench import plot
+        self.assertIn("start NOT held (spread 5.", plot._title(rep))
         for n in ("n2", "n3"):
             self.assertRegex(text, r"\n +%s [+-]\d\.\d+ s: released" % n)
 
