@@ -416,7 +416,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             "limit_s": START_SYNC_LIMIT_S,
             "offsets": _offsets_out(m, offsets, no_offset),
         },
-        "warnings": c.warnings,
+        "warnings": _fold_warnings(c.warnings),
         "launcher_build": m.get("launcher_build") if isinstance(m.get("launcher_build"), str)
         else None,
         "server_drop": V.server_drop(m, parts_out),
@@ -435,6 +435,25 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     report["status"] = "failed" if problems else "ok"
     report["exit_code"] = L.EXIT_FAILED if problems else L.EXIT_OK
     return report
+
+
+def _fold_warnings(ws):
+    """The nodes' warnings, one entry per (part, repetition, text) with the nodes that wrote
+    it: ten thousand nodes whose clock is not synchronized make one line, not ten thousand."""
+    by = {}
+    for x in ws:
+        k = (x["repetition"] or 0, _test_order(x["test"]) if x["test"] else -1,
+             str(x["test"]), _part_order(x["part"]) if x["part"] else -1, str(x["part"]),
+             x["warning"])
+        e = by.get(k)
+        if e is None:
+            e = by[k] = {"test": x["test"], "repetition": x["repetition"], "part": x["part"],
+                         "warning": x["warning"], "nodes": []}
+        e["nodes"].append(x["node"])
+    out = [by[k] for k in sorted(by)]
+    for e in out:
+        e["nodes"].sort(key=L.natural_key)
+    return out
 
 
 def _offsets_out(m, offsets, no_offset):
@@ -996,7 +1015,7 @@ def _text_warnings(w, report):
     w("warnings from the nodes:")
     for x in ws[:50]:
         where = "%s rep %s " % (x["part"], x["repetition"]) if x["part"] else ""
-        w("  %s%s: %s" % (where, x["node"], x["warning"]))
+        w("  %s%s: %s" % (where, _ns_list(x["nodes"]), x["warning"]))
     if len(ws) > 50:
         w("  ... %d more" % (len(ws) - 50))
 

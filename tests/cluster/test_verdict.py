@@ -282,8 +282,13 @@ class StartVerdict(Case):
         self.assertIn("stepped by +1.000 s", st["nodes_out"][0]["why"])
         self.assertEqual(rep["exit_code"], 1)
         self.assertEqual([x for x in rep["warnings"] if x["warning"] == w],
-                         [{"node": "n2", "test": "1a", "repetition": 1, "part": "1a",
+                         [{"nodes": ["n2"], "test": "1a", "repetition": 1, "part": "1a",
                            "warning": w}])
+        if not any(self.summary(n)["clock"]["ntp_synchronized"] for n in NODES):
+            # the same warning of every node is one entry naming them all
+            unsynced = [x for x in rep["warnings"] if x["warning"].startswith("clock not NTP")]
+            self.assertEqual([x["nodes"] for x in unsynced], [NODES])
+            self.assertIn("\n  n[1-3]: clock not NTP-synchronized", R.to_text(rep))
         text = R.to_text(rep)
         self.assertIn("\nwarnings from the nodes:\n", text)
         self.assertIn("\n  1a rep 1 n2: %s\n" % w, text)
@@ -311,7 +316,7 @@ class StartVerdict(Case):
         self.assertIn("before the others' median", st["nodes_out"][0]["why"])
         self.assertIn("its wall clock stepped by +1.5", st["nodes_out"][0]["why"])
         self.assertGreater(st["spread_s"] - st["uncertainty_s"], 1.4)
-        self.assertTrue([w for w in rep["warnings"] if w["node"] == "n2" and
+        self.assertTrue([w for w in rep["warnings"] if w["nodes"] == ["n2"] and
                          w["part"] == "1a" and "stepped by +1.5" in w["warning"]],
                         rep["warnings"])
 
