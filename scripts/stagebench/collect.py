@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
 """stagebench-collect: merge the node summaries of a cluster run into one report.
 
-Reads every stagebench.node/1 summary of RESULTS/<run-id>/ (and the launcher's manifest.json
-there, which names the nodes expected, their /stage servers, and what the launcher saw of
-nodes that failed, hung or were unreachable), and prints per part and per test: nodes
-expected/ok/failed/missing, threads, node time min/median/max, the cluster time, bytes and
-aggregate bandwidth, latency percentiles of the merged histograms, the slowest nodes and
-threads, the results per /stage server, and whether the timed portion started synchronized
-to less than a second across nodes, with each node's NTP state.
+Reads every stagebench.node/2 (or node/1) summary of RESULTS/<run-id>/ (and the launcher's
+manifest.json there, which names the nodes expected, their /stage servers, the clock offsets
+it measured, and what the launcher saw of nodes that failed, hung or were unreachable), and
+prints per part and per test: nodes expected/ok/failed/missing, threads, node time
+min/median/max, the cluster time, bytes and the rate with its unit (1b in pages/s), latency
+percentiles of the merged histograms, 1a's first pass, the residency at release, the slowest
+nodes and threads, the results per /stage server, whether the timed portion started
+synchronized to less than a second across nodes (held, NOT held or cannot tell, from true
+instants), the nodes' warnings, and the run's validity as a spec run, rule by rule.
 
 Exit status: 0 all good; 1 any node failed, missing, invalid or regressed (or the start was
-not synchronized); 2 bad usage.
+NOT held); 2 bad usage.
 """
 import argparse
 import os
@@ -32,8 +34,9 @@ examples:
   stagebench-collect results/RUN --expect 'node[001-128]' --plot times.svg
 
 exit status: 0 all good; 1 a node failed, is missing, a summary is invalid or duplicated,
-a node or part regressed against the baseline, or a part's start spread across nodes
-reached 1 s; 2 bad usage.
+a node or part regressed against the baseline, or a part's start was NOT held (its true
+spread across nodes, each node's instants minus its measured clock offset, reached 1 s); 2 bad
+usage. "cannot tell" and "NOT VALID" as a spec run alone do not change it.
 """
 
 

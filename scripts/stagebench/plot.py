@@ -110,8 +110,13 @@ def _title(report):
     if clock.get("unsynchronized_nodes"):
         verdicts.append("clock not NTP-synchronized on %d nodes"
                         % len(clock["unsynchronized_nodes"]))
-    if clock.get("start_synchronized") is False:
-        verdicts.append("starts spread %s" % _seconds(clock.get("start_spread_max_s")))
+    if clock.get("start_verdict") == "NOT held" or clock.get("start_synchronized") is False:
+        verdicts.append("start NOT held (spread %s)" % _seconds(clock.get("start_spread_max_s")))
+    elif clock.get("start_verdict") == "cannot tell":
+        verdicts.append("start: cannot tell")
+    validity = (report.get("validity") or {}).get("verdict")
+    if validity:
+        verdicts.append("spec run: %s" % validity)
     return "stagebench run %s - %s - scale %s\n%s" % (
         report.get("run_id") or "?", when, report.get("scale") or "?", ", ".join(verdicts))
 

@@ -20,6 +20,7 @@ import time
 
 from . import catalogue
 from . import common as L
+from . import verdict as V
 from .files import read_json
 from .nodes import nodeset_fold
 from .summaries import (Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS, _read_chunk,
@@ -131,6 +132,9 @@ class Collection:
         self.test_errors = {}
         self.manifest = None
         self.seen_keys = {}  # (node, test, rep, part) -> file
+        self.warnings = []  # {"node", "test", "repetition", "part", "warning"}, as the nodes said
+        # (node, test) -> {rep: {generation}} of the tests whose replicas the spec recreates
+        self.generations = {}
 
     def group(self, test, rep, part):
         k = (test, rep, part)
@@ -179,9 +183,23 @@ def _add(c, r):
     if facts is None:
         c.nodes[node] = {"host": r["host"], "dir": r["dir"], "fs": r["fs"], "ntp": r["ntp"],
                          "ntp_known": r["ntp_known"], "maxerror_us": r["maxerror_us"],
-                         "scale": r.get("scale")}
+                         "scale": r.get("scale"), "schema": r.get("schema"),
+                         "node_version": r.get("node_version"), "build_id": r.get("build_id"),
+                         "overrides": r.get("overrides")}
     else:
-        facts["ntp"] = facts["ntp"] and r["ntp"]
+        _merge_facts(facts, r)
+    part_warnings = {w for _t, _rep, _part, p in r["entries"] for w in p.get("warnings") or []}
+    for w in r.get("warnings") or []:
+        if w not in part_warnings:  # a node's list repeats its parts' warnings
+            c.warnings.append({"node": node, "test": None, "repetition": None, "part": None,
+                               "warning": w})
+    for test, rep, part, p in r["entries"]:
+        for w in p.get("warnings") or []:
+            c.warnings.append({"node": node, "test": test, "repetition": rep, "part": part,
+                               "warning": w})
+        if V.recreated(test):
+            c.generations.setdefault((node, test), {}).setdefault(rep, set()).add(
+                p.get("generation"))
     for test, rep, error, part in r["test_errors"]:
         c.test_errors.setdefault((test, rep, part), {})[node] = error
         if test is not None:
@@ -210,7 +228,37 @@ def _add(c, r):
             "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
             "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
             "thread_max": p.get("thread_max"), "late": p["late"],
+            "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
+            "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
+            "clock_step_total_s": p.get("clock_step_total_s"),
+            # the node says whether it saw this part's step while waiting for the start
+            "step_in_wait": any("while waiting for the start" in w
+                                for w in p.get("warnings") or []),
+            "residency": p.get("cache_residency"),
+            # node/2 writes no residency and no reason where there is no replica (test 4)
+            "residency_na": r.get("schema") != "stagebench.node/1" and
+            p.get("cache_residency") is None and p.get("cache_residency_error") is None and
+            p.get("cache_expected") is None,
+            "residency_error": p.get("cache_residency_error"),
+            "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
+            "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
+            "first_pass_s": p.get("first_pass_s"),
+            "rest_pass_median_s": p.get("rest_pass_median_s"),
         }
+
+
+def _merge_facts(facts, r):
+    """A second summary of one node (another invocation): what must hold on all of them."""
+    facts["ntp"] = facts["ntp"] and r["ntp"]
+    for k in ("build_id", "node_version", "scale"):
+        if facts.get(k) != r.get(k):
+            facts[k] = "%s, %s" % (facts.get(k), r.get(k)) if facts.get(k) and r.get(k) \
+                else None
+    ov = r.get("overrides")
+    if ov is None or facts.get("overrides") is None:
+        facts["overrides"] = None
+    else:
+        facts["overrides"] = sorted(set(facts["overrides"]) | set(ov))
 
 
 def _load_manifest(c, path):
@@ -242,6 +290,8 @@ def _load_manifest(c, path):
 
 # ---------------------------------------------------------------------------------------------
 # The report
+
+REPORT_SCHEMA = "stagebench.report/2"
 
 
 def _median(xs):
@@ -284,12 +334,16 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             servers[n] = "?"
     preparers = m.get("preparers") if isinstance(m.get("preparers"), dict) else {}
 
+    offsets, no_offset = V.node_offsets(m, c.nodes)
     parts_out = []
     tests = {}
     failed_nodes, missing_nodes, bad_sync = set(), set(), []
     for k in sorted(c.groups, key=group_sort_key):
         g = c.groups[k]
         pr = _part_report(g, c, allnodes, expected_set, servers, top)
+        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
+        pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
+            pr["start"]["verdict"])
         parts_out.append(pr)
         failed_nodes.update(f["node"] for f in pr["failed"])
         missing_nodes.update(pr["missing"])
@@ -323,14 +377,16 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     regressions = []
     if baseline is not None:
         regressions = compare_baseline(c, parts_out, baseline, tolerance)
-    spreads = [p["start_spread_s"] for p in parts_out if p["start_spread_s"] is not None]
+    verdicts = [p["start"]["verdict"] for p in parts_out if p["start"]["why"] != V.NO_RELEASE]
     problems = bool(failed_nodes or missing_nodes or c.invalid or regressions or bad_sync or
                     (require_ntp and unsynced))
     if not c.groups and not c.test_errors:
         problems = True
+    start_verdict = None if not verdicts else "NOT held" if "NOT held" in verdicts \
+        else "cannot tell" if "cannot tell" in verdicts else "held"
     mrun = m.get("run") if isinstance(m.get("run"), dict) else {}
     report = {
-        "schema": L.REPORT_SCHEMA,
+        "schema": REPORT_SCHEMA,
         "version": catalogue.load().version,
         "source": source,
         "run_id": m.get("run_id"),
@@ -352,10 +408,17 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             "unsynchronized_nodes": unsynced,
             "unknown_nodes": sorted([n for n, f in c.nodes.items() if not f["ntp_known"]],
                                     key=L.natural_key),
-            "start_spread_max_s": max(spreads) if spreads else None,
-            "start_synchronized": (not bad_sync) if spreads else None,
+            "start_spread_max_s": max((p["start"]["spread_s"] for p in parts_out
+                                       if p["start"]["spread_s"] is not None), default=None),
+            "start_synchronized": {"held": True, "NOT held": False}.get(start_verdict),
+            "start_verdict": start_verdict,
             "limit_s": START_SYNC_LIMIT_S,
+            "offsets": _offsets_out(m, offsets, no_offset),
         },
+        "warnings": _fold_warnings(c.warnings),
+        "launcher_build": m.get("launcher_build") if isinstance(m.get("launcher_build"), str)
+        else None,
+        "server_drop": V.server_drop(m, parts_out),
         "parts": parts_out,
         "tests": tests_out,
         "node_errors": [{"node": n, "error": e}
@@ -367,9 +430,40 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             "created_at": baseline.get("created_at"), "run_id": baseline.get("run_id")},
         "regressions": regressions,
     }
+    report["validity"] = V.validity(report, c, c.generations)
     report["status"] = "failed" if problems else "ok"
     report["exit_code"] = L.EXIT_FAILED if problems else L.EXIT_OK
     return report
+
+
+def _fold_warnings(ws):
+    """The nodes' warnings, one entry per (part, repetition, text) with the nodes that wrote
+    it: ten thousand nodes whose clock is not synchronized make one line, not ten thousand."""
+    by = {}
+    for x in ws:
+        k = (x["repetition"] or 0, _test_order(x["test"]) if x["test"] else -1,
+             str(x["test"]), _part_order(x["part"]) if x["part"] else -1, str(x["part"]),
+             x["warning"])
+        e = by.get(k)
+        if e is None:
+            e = by[k] = {"test": x["test"], "repetition": x["repetition"], "part": x["part"],
+                         "warning": x["warning"], "nodes": []}
+        e["nodes"].append(x["node"])
+    out = [by[k] for k in sorted(by)]
+    for e in out:
+        e["nodes"].sort(key=L.natural_key)
+    return out
+
+
+def _offsets_out(m, offsets, no_offset):
+    """The clock offsets the verdicts used, per node, and where they came from."""
+    clock = m.get("clock") if isinstance(m.get("clock"), dict) else None
+    return {"source": "launcher manifest" if clock is not None else "NTP maxerror of each node"
+            if offsets else None,
+            "method": clock.get("method") if clock else None,
+            "samples": clock.get("samples") if clock else None,
+            "nodes": {n: offsets[n] for n in sorted(offsets, key=L.natural_key)},
+            "unknown": {n: no_offset[n] for n in sorted(no_offset, key=L.natural_key)}}
 
 
 def _part_report(g, c, allnodes, expected_set, servers, top):
@@ -397,8 +491,13 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
         elif n in expected_set:
             missing.append(n)
     times = sorted(g.entries[n]["node_time_s"] for n in ok)
-    med = _median(times)
     cluster = times[-1] if times else None
+    res = V.residency(g.entries, ok)
+    # A node that read from its own cache is left out of the blame: its time does not make
+    # the median that the others are judged against, and it is not listed as slow.
+    warm = set(res["warm_nodes"])
+    judged = [n for n in ok if n not in warm]
+    med = _median(sorted(g.entries[n]["node_time_s"] for n in judged))
     nbytes = sum(g.entries[n]["bytes"] for n in ok)
     threads = sum(g.entries[n]["threads"] for n in ok)
     rels = [(g.entries[n]["rel_min"], g.entries[n]["rel_max"]) for n in ok
@@ -406,7 +505,7 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
     spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
     first_rel = min((a for a, _b in rels), default=None)
     slowest = []
-    for n in sorted(ok, key=lambda n: (-g.entries[n]["node_time_s"], L.natural_key(n)))[:top]:
+    for n in sorted(judged, key=lambda n: (-g.entries[n]["node_time_s"], L.natural_key(n)))[:top]:
         e = g.entries[n]
         slowest.append({"node": n, "node_time_s": e["node_time_s"], "server": servers.get(n),
                         "deviation": (e["node_time_s"] / med - 1.0) if med else None,
@@ -425,10 +524,13 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
         ns = per_server[s]
         st = sorted(g.entries[n]["node_time_s"] for n in ns)
         sb = sum(g.entries[n]["bytes"] for n in ns)
+        srate = _rate(g, ns, sb, st[-1])
         srv.append({"server": s, "nodes_ok": len(ns), "time_s": st[-1],
                     "median_s": _median(st), "bytes": sb,
-                    "bandwidth_Bps": sb / st[-1] if st[-1] > 0 else None})
+                    "bandwidth_Bps": None if srate["unit"] == "pages/s" else srate["value"],
+                    "rate": srate})
     late = sorted([n for n in ok if g.entries[n]["late"]], key=L.natural_key)
+    rate = _rate(g, ok, nbytes, cluster)
     return {
         "test": g.test, "repetition": g.rep, "part": g.part,
         "start_at": g.start_at,
@@ -438,7 +540,10 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
         "node_time_s": {"min": times[0] if times else None, "median": med, "max": cluster},
         "cluster_time_s": cluster,
         "bytes": nbytes,
-        "bandwidth_Bps": nbytes / cluster if cluster else None,
+        "bandwidth_Bps": None if rate["unit"] == "pages/s" else rate["value"],
+        "rate": rate,
+        "residency": res,
+        "first_pass": _first_pass(g, ok),
         "latency_s": g.hist.to_json(),
         "latency_not_merged": g.hist.skipped,
         "thread_time_median_s": tmed,
@@ -452,6 +557,37 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
         "missing": missing,
         "_node_times": {n: g.entries[n]["node_time_s"] for n in ok},
     }
+
+
+def _rate(g, ok, nbytes, cluster):
+    """The part's aggregate rate over the cluster time, with its unit and what was counted:
+    1b (mmaptouch) touches one byte a page, so its rate is pages touched per second and the
+    bytes it mapped are named so, never a bandwidth."""
+    kind = next((g.entries[n]["kind"] for n in ok if g.entries[n]["kind"]), None) or \
+        catalogue.load().parts.get(g.part, {}).get("kind")
+    per_s = (lambda x: x / cluster if cluster and x is not None else None)
+    if kind == "mmaptouch":
+        pages = [g.entries[n]["pages"] for n in ok]
+        mapped = [g.entries[n]["mapped_bytes"] for n in ok]
+        npages = sum(pages) if pages and None not in pages else None
+        nmapped = sum(mapped) if mapped and None not in mapped else nbytes
+        return {"value": per_s(npages), "unit": "pages/s", "counted": "pages touched",
+                "pages": npages, "mapped_bytes": nmapped, "mapped_Bps": per_s(nmapped)}
+    counted = "bytes written" if kind and "write" in kind else "bytes read"
+    return {"value": per_s(nbytes), "unit": "B/s", "counted": counted}
+
+
+def _first_pass(g, ok):
+    """1a: each node's first pass (from the server) apart from its other passes (from its own
+    cache): the cluster's slowest first pass and the median of the nodes' other passes."""
+    fp = [g.entries[n]["first_pass_s"] for n in ok if g.entries[n]["first_pass_s"]]
+    rest = [g.entries[n]["rest_pass_median_s"] for n in ok if g.entries[n]["rest_pass_median_s"]]
+    if not fp:
+        return None
+    return {"first_pass_max_s": max(x["max"] for x in fp),
+            "first_pass_median_s": _median([x["median"] for x in fp]),
+            "rest_pass_median_s": _median([x["median"] for x in rest]) if rest else None,
+            "nodes": len(fp)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,7 +682,14 @@ CSV_FIELDS = ["test", "repetition", "part", "nodes_expected", "nodes_ok", "nodes
               "nodes_missing", "threads", "node_time_min_s", "node_time_median_s",
               "node_time_max_s", "cluster_time_s", "bytes", "bandwidth_Bps", "latency_p50_s",
               "latency_p90_s", "latency_p99_s", "latency_max_s", "start_spread_s",
-              "start_synchronized", "slowest_node", "slowest_node_time_s"]
+              "start_synchronized", "slowest_node", "slowest_node_time_s",
+              # what the rate counted, with its unit (1b: pages touched per second, its
+              # bandwidth_Bps empty), 1a's first pass apart, the start verdict from true
+              # instants, and the residency at release across nodes
+              "rate", "rate_unit", "rate_counted", "pages_per_s", "mapped_Bps",
+              "first_pass_max_s", "rest_pass_median_s", "start_verdict", "start_true_spread_s",
+              "start_uncertainty_s", "io_start_spread_s", "residency_min", "residency_median",
+              "residency_max", "residency_unknown_nodes", "warm_nodes"]
 
 
 def _csv_val(v):
@@ -572,9 +715,17 @@ def to_csv(report):
                p["bytes"], p["bandwidth_Bps"], lat.get("p50"), lat.get("p90"), lat.get("p99"),
                lat.get("max"), p["start_spread_s"], p["start_synchronized"], sl.get("node"),
                sl.get("node_time_s")]
+        rate, fp, st, res = p["rate"], p["first_pass"] or {}, p["start"], p["residency"]
+        pages = rate["unit"] == "pages/s"
+        row += [rate["value"], rate["unit"], rate["counted"], rate["value"] if pages else None,
+                rate.get("mapped_Bps"), fp.get("first_pass_max_s"), fp.get("rest_pass_median_s"),
+                st["verdict"], st["spread_s"], st["uncertainty_s"], st["io_spread_s"],
+                res["min"], res["median"], res["max"], " ".join(res["unknown"]),
+                " ".join(res["warm_nodes"])]
         out.writerow([_csv_val(v) for v in row])
     for t in report["tests"]:
-        row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]] + [""] * 10
+        row = [t["test"], t["repetition"], "sum"] + [""] * 8 + [t["result_s"]]
+        row += [""] * (len(CSV_FIELDS) - len(row))
         out.writerow([_csv_val(v) for v in row])
     return buf.getvalue()
 
@@ -619,26 +770,31 @@ def to_text(report):
         w("note: the launcher was interrupted (%s): later parts did not run"
           % report["interrupted"])
     clk = report["clock"]
-    if clk["unsynchronized_nodes"]:
+    if not report["nodes"]["seen"]:
+        w("clock: no usable summary: nothing is known of the nodes' clocks")
+    elif clk["unsynchronized_nodes"]:
         w("clock: %d node%s NOT NTP-synchronized: %s" % (
             len(clk["unsynchronized_nodes"]), "" if len(clk["unsynchronized_nodes"]) == 1
             else "s", _ns_list(clk["unsynchronized_nodes"])))
     else:
         w("clock: every node NTP-synchronized")
+    _text_offsets(w, report)
     w("")
-    hdr = "%-4s %-4s %3s %5s %4s %4s %4s %7s  %10s %10s %10s  %10s %10s %13s %9s %9s %9s" % (
+    hdr = "%-4s %-4s %3s %5s %4s %4s %4s %7s  %10s %10s %10s  %10s %10s %16s %9s %9s %-8s" % (
         "test", "part", "rep", "nodes", "ok", "fail", "miss", "threads", "node min",
-        "median", "max", "cluster", "bytes", "bandwidth", "lat p50", "lat p99", "spread")
+        "median", "max", "cluster", "bytes", "rate", "lat p50", "lat p99", "start")
     w(hdr)
     for p in report["parts"]:
         lat = p["latency_s"] or {}
         nt = p["node_time_s"]
-        w("%-4s %-4s %3d %5d %4d %4d %4d %7d  %10s %10s %10s  %10s %10s %13s %9s %9s %9s" % (
+        w("%-4s %-4s %3d %5d %4d %4d %4d %7d  %10s %10s %10s  %10s %10s %16s %9s %9s %-8s" % (
             p["test"], p["part"], p["repetition"], p["nodes_expected"], p["nodes_ok"],
             p["nodes_failed"], p["nodes_missing"], p["threads"], fmt(nt["min"]),
             fmt(nt["median"]), fmt(nt["max"]), fmt(p["cluster_time_s"]),
-            L.fmt_bytes(p["bytes"]), L.fmt_rate(p["bandwidth_Bps"]), fmt(lat.get("p50")),
-            fmt(lat.get("p99")), fmt_spread(p["start_spread_s"])))
+            L.fmt_bytes(p["bytes"]), fmt_rate(p["rate"]), fmt(lat.get("p50")),
+            fmt(lat.get("p99")), _START_SHORT.get(p["start"]["verdict"], "?")))
+    _text_rates(w, report)
+    _text_residency(w, report)
     w("")
     w("test results (a part's cluster time is its slowest node's; a test's is the sum):")
     for t in report["tests"]:
@@ -666,26 +822,17 @@ def to_text(report):
     if len(srv) > 1 or any(len(p["servers"]) > 1 for p in report["parts"]):
         w("")
         w("per /stage server:")
-        w("  %-4s %3s %-24s %5s %10s %10s %10s %13s" % ("part", "rep", "server", "nodes",
+        w("  %-4s %3s %-24s %5s %10s %10s %10s %16s" % ("part", "rep", "server", "nodes",
                                                           "median", "slowest", "bytes",
-                                                          "bandwidth"))
+                                                          "rate"))
         for p in report["parts"]:
             for s in p["servers"]:
-                w("  %-4s %3d %-24s %5d %10s %10s %10s %13s" % (
+                w("  %-4s %3d %-24s %5d %10s %10s %10s %16s" % (
                     p["part"], p["repetition"], s["server"][:24], s["nodes_ok"],
                     fmt(s["median_s"]), fmt(s["time_s"]), L.fmt_bytes(s["bytes"]),
-                    L.fmt_rate(s["bandwidth_Bps"])))
+                    fmt_rate(s["rate"])))
     w("")
-    lim = clk["limit_s"]
-    if clk["start_synchronized"] is None:
-        w("start synchronization: no part ran, nothing to judge")
-    elif clk["start_synchronized"]:
-        w("start synchronization: held: in every part, all threads of all nodes were "
-          "released within %s (limit %g s)" % (fmt_spread(clk["start_spread_max_s"]), lim))
-    else:
-        bad = ["%s rep %d (%s)" % (p["part"], p["repetition"], fmt_spread(p["start_spread_s"]))
-               for p in report["parts"] if p["start_synchronized"] is False]
-        w("start synchronization: NOT held (limit %g s): %s" % (lim, ", ".join(bad)))
+    _text_start(w, report)
     for p in report["parts"]:
         if p["late"]:
             w("  %s rep %d started late on %s" % (p["part"], p["repetition"],
@@ -733,6 +880,8 @@ def to_text(report):
         else:
             w("baseline %s: no node or part slower by more than %.0f%%" % (
                 b["file"], b["tolerance"] * 100))
+    _text_warnings(w, report)
+    _text_validity(w, report)
     w("")
     n = report["nodes"]
     if report["status"] == "ok":
@@ -750,7 +899,7 @@ def to_text(report):
         if report["regressions"]:
             why.append("%d regression%s" % (len(report["regressions"]),
                                             "" if len(report["regressions"]) == 1 else "s"))
-        if clk["start_synchronized"] is False:
+        if clk["start_verdict"] == "NOT held":
             why.append("start not synchronized")
         if not report["parts"] and not report["node_errors"]:
             why.append("no summary found")
@@ -760,8 +909,155 @@ def to_text(report):
     return L.safe_text("\n".join(out) + "\n")
 
 
+_START_SHORT = {"held": "held", "NOT held": "NOT held", "cannot tell": "?"}
+
+
+def _text_offsets(w, report):
+    off = report["clock"]["offsets"]
+    if off["nodes"]:
+        big = max(off["nodes"].items(), key=lambda kv: abs(kv[1]["offset_s"]))
+        unc = max(o["uncertainty_s"] for o in off["nodes"].values())
+        w("clock offsets (%s%s): %d node%s, largest %s %s, uncertainty at most %s" % (
+            off["source"], ", %s" % off["method"] if off["method"] else "", len(off["nodes"]),
+            "" if len(off["nodes"]) == 1 else "s", big[0], V.fmt_signed(big[1]["offset_s"]),
+            fmt(unc)))
+        drift = [(n, o["drift_s"]) for n, o in off["nodes"].items() if o["drift_s"]]
+        if drift:
+            n, d = max(drift, key=lambda x: abs(x[1]))
+            w("  drift from the first measurement to the last: largest %s %s" % (
+                n, V.fmt_signed(d)))
+    if off["unknown"] and report["nodes"]["seen"]:
+        ns = list(off["unknown"])
+        w("clock offsets unknown: %s (%s)" % (_ns_list(ns), off["unknown"][ns[0]]))
+
+
+def _text_rates(w, report):
+    pages = [p for p in report["parts"] if p["rate"]["unit"] == "pages/s"]
+    w("rate: what was counted per second of the part's cluster time: bytes read or written; "
+      "1b: pages touched")
+    for p in pages:
+        r = p["rate"]
+        w("  %-4s rep %d: %s pages touched (one byte a page) of %s mapped: %s, %s mapped" % (
+            p["part"], p["repetition"], r["pages"] if r["pages"] is not None else "?",
+            L.fmt_bytes(r["mapped_bytes"]), fmt_rate(r), L.fmt_rate(r["mapped_Bps"])))
+    for p in report["parts"]:
+        fp = p.get("first_pass")
+        if fp:
+            w("  %-4s rep %d: first pass (from the server) %s at most, median %s; other passes "
+              "(from the node's cache) median %s" % (
+                  p["part"], p["repetition"], fmt(fp["first_pass_max_s"]),
+                  fmt(fp["first_pass_median_s"]), fmt(fp["rest_pass_median_s"])))
+
+
+def _text_residency(w, report):
+    rows = [p for p in report["parts"] if p["nodes_ok"] and p["residency"]["applicable"]]
+    if not rows:
+        return
+    w("")
+    w("cache residency at release (the node's own cache of the replica; cold expected but for "
+      "test 4):")
+    for p in rows:
+        r = p["residency"]
+        if r["min"] is None:
+            line = "unknown on every node"
+        else:
+            line = "min %s, median %s, max %s" % (fmt_frac(r["min"]), fmt_frac(r["median"]),
+                                                  fmt_frac(r["max"]))
+            if r["unknown"]:
+                line += "; unknown on %s" % _ns_list(r["unknown"])
+        if r["warm_nodes"]:
+            line += "; read from its own cache: %s (left out of the slowest nodes)" % _ns_list(
+                r["warm_nodes"])
+        w("  %-4s rep %d: %s" % (p["part"], p["repetition"], line))
+
+
+def _text_start(w, report):
+    """The verdict line, then every part that did not hold with the nodes named: the lines
+    below say the same as the verdict."""
+    clk = report["clock"]
+    lim = clk["limit_s"]
+    v = clk["start_verdict"]
+    parts = [p for p in report["parts"] if p["start"]["why"] != V.NO_RELEASE]
+    if v is None:
+        w("start synchronization: no part ran, nothing to judge")
+        return
+    basis = "true release instants: each node's own minus its clock offset"
+    if v == "held":
+        w("start synchronization: held in every part (%s; limit %g s): spread at most %s" % (
+            basis, lim, fmt_pm(max(p["start"]["spread_s"] for p in parts),
+                               max(p["start"]["uncertainty_s"] for p in parts))))
+        return
+    bad = [p for p in parts if p["start"]["verdict"] == "NOT held"]
+    unsure = [p for p in parts if p["start"]["verdict"] == "cannot tell"]
+    held = len(parts) - len(bad) - len(unsure)
+    w("start synchronization: %s (%s; limit %g s): NOT held in %d part%s, cannot tell in %d, "
+      "held in %d" % (v, basis, lim, len(bad), "" if len(bad) == 1 else "s", len(unsure), held))
+    for p in bad + unsure:
+        st = p["start"]
+        w("  %-4s rep %d: %s%s%s" % (
+            p["part"], p["repetition"], st["verdict"],
+            ": spread %s" % fmt_pm(st["spread_s"], st["uncertainty_s"])
+            if st["spread_s"] is not None else "", ": %s" % st["why"] if st["why"] else ""))
+        # nodes without an offset are named in the part's why; the others with their amount
+        out = [o for o in st["nodes_out"] if o["by_s"] is not None]
+        for o in out[:20]:
+            w("      %s %s: %s" % (o["node"], V.fmt_signed(o["by_s"]), o["why"]))
+        if len(out) > 20:
+            w("      ... %d more nodes" % (len(out) - 20))
+
+
+def _text_warnings(w, report):
+    ws = report["warnings"]
+    if not ws:
+        return
+    w("")
+    w("warnings from the nodes:")
+    for x in ws[:50]:
+        where = "%s rep %s " % (x["part"], x["repetition"]) if x["part"] else ""
+        w("  %s%s: %s" % (where, _ns_list(x["nodes"]), x["warning"]))
+    if len(ws) > 50:
+        w("  ... %d more" % (len(ws) - 50))
+
+
+def _text_validity(w, report):
+    va = report["validity"]
+    sd = report["server_drop"]
+    w("")
+    w("server cache drop before test 3: %s%s" % (
+        sd["evidence"], " (%s)" % sd["command"] if sd["command"] else ""))
+    w("")
+    w("validity as a spec run: %s%s" % (va["verdict"], " (%s)" % va["not_spec_run"]
+                                        if va["not_spec_run"] else ""))
+    for r in va["rules"]:
+        w("  [%s] %s: %s" % ({True: "ok", False: "NO", None: "--"}[r["ok"]], r["rule"],
+                            r["evidence"]))
+    if va["not_spec_run"]:
+        w("  (a measurement, not a spec run: this alone does not change the exit status)")
+
+
 def fmt(s):
     return L.fmt_time(s)
+
+
+def fmt_pm(s, u):
+    return "%s +/- %s" % (fmt_spread(s), fmt(u) if u else "0")
+
+
+def fmt_frac(x):
+    return "-" if x is None else "%.0f%%" % (x * 100.0)
+
+
+def fmt_rate(rate):
+    """A part's rate with its unit: bytes per second, or pages per second for 1b."""
+    v = rate.get("value") if rate else None
+    if v is None:
+        return "-"
+    if rate["unit"] == "pages/s":
+        for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if v >= div:
+                return "%.2f %s pages/s" % (v / div, unit)
+        return "%.0f pages/s" % v
+    return L.fmt_rate(v)
 
 
 def fmt_spread(s):

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Reading one node summary (stagebench.node/1): checked field by field (a damaged one is
-refused with the reason, never a traceback) and reduced to what the report keeps: per part
-the node time, bytes, the latency histogram (merged bucket by bucket exactly as util/hist.c
-counts), the thread times and the few slowest threads. Runs in the collector's worker
+"""Reading one node summary (stagebench.node/2, or node/1 of older nodes): checked field by
+field (a damaged one is refused with the reason, never a traceback) and reduced to what the
+report keeps: per part the node time, bytes, the latency histogram (merged bucket by bucket
+exactly as util/hist.c counts), the thread times and the few slowest threads, and node/2's
+instants, clock steps, warnings, residency and passes. Runs in the collector's worker
 processes."""
 import array
 import heapq
@@ -17,6 +18,9 @@ UINT64_MAX = (1 << 64) - 1
 TOP_THREADS = 5
 START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
+# node/1 (older nodes) lacks the integer instants, clock steps, residency and build id: what it
+# cannot tell, the report says it cannot tell.
+NODE_SCHEMAS = ("stagebench.node/2", "stagebench.node/1")
 
 
 class Bad(Exception):
@@ -297,7 +301,68 @@ def _part(part, where, top):
     if not p["error"] and first_err:
         p["error"] = first_err
     p["hist"] = _hist(part, where)
+    _part_v2(p, part, where)
     return p
+
+
+def _minmax(obj, key, where):
+    """{"min": int, "max": int} of integer instants, as (min, max); None when absent or null."""
+    v = _field(obj, key, where, False)
+    if v is _MISSING:
+        return None
+    w = where + key + "."
+    lo, hi = _int(v, "min", w), _int(v, "max", w)
+    if lo > hi:
+        raise Bad("field %smin is above its max" % w)
+    return (lo, hi)
+
+
+def _stats(obj, key, where):
+    """{"min", "median", "max"} of seconds, as a dict; None when absent or null."""
+    v = _field(obj, key, where, False)
+    if v is _MISSING:
+        return None
+    w = where + key + "."
+    return {k: _num(v, k, w, lo=0) for k in ("min", "median", "max")}
+
+
+def _strings(obj, key, where):
+    return [x for x in _list(obj, key, where, required=False) if isinstance(x, str)][:20]
+
+
+def _bool(obj, key, where):
+    v = _field(obj, key, where, False)
+    if v is _MISSING:
+        return None
+    if not isinstance(v, bool):
+        raise Bad("field %s%s is not true or false" % (where, key))
+    return v
+
+
+def _part_v2(p, part, where):
+    """The fields of stagebench.node/2 (absent in node/1: None, and the report says unknown)."""
+    p["kind"] = _str(part, "kind", where, required=False)
+    p["start_at_ns"] = _int(part, "start_at_ns", where, required=False)
+    p["release_at_ns"] = _minmax(part, "release_at_ns", where)
+    p["first_io_at_ns"] = _minmax(part, "first_io_at_ns", where)
+    p["io_start_spread_s"] = _num(part, "io_start_spread_s", where, required=False, lo=0)
+    p["late_by_s"] = _num(part, "late_by_s", where, required=False)
+    p["clock_step_s"] = _num(part, "clock_step_s", where, required=False)
+    p["clock_step_total_s"] = _num(part, "clock_step_total_s", where, required=False)
+    p["warnings"] = _strings(part, "warnings", where)
+    res = _num(part, "cache_residency", where, required=False, lo=0)
+    if res is not None and res > 1:
+        raise Bad("field %scache_residency is above 1" % where)
+    p["cache_residency"] = res
+    p["cache_residency_error"] = _str(part, "cache_residency_error", where, required=False)
+    p["cache_dropped"] = _bool(part, "cache_dropped", where)
+    p["cache_expected"] = _str(part, "cache_expected", where, required=False)
+    p["replica_changed"] = _bool(part, "replica_changed", where)
+    p["generation"] = _int(part, "generation", where, required=False)
+    p["pages"] = _int(part, "pages", where, required=False)
+    p["mapped_bytes"] = _int(part, "mapped_bytes", where, required=False)
+    p["first_pass_s"] = _stats(part, "first_pass_s", where)
+    p["rest_pass_median_s"] = _stats(part, "rest_pass_median_s", where)
 
 
 def _threads_fast(threads, top):
@@ -393,12 +458,13 @@ def _summary(s, name, rep_offset, top):
         # the summary numbers its repetitions itself (stagebench run --repetition R)
         rep_offset = 0
     schema = s.get("schema")
-    if schema != L.NODE_SCHEMA:
+    if schema not in NODE_SCHEMAS:
         if isinstance(schema, str) and schema.startswith("stagebench.") and \
                 not schema.startswith("stagebench.node/"):
             return {"file": name, "ignore": "a %s file, not a node summary" % schema}
         raise Bad("schema is %s, expected %s" % (
-            json.dumps(schema)[:60] if schema is not None else "missing", L.NODE_SCHEMA))
+            json.dumps(schema)[:60] if schema is not None else "missing",
+            " or ".join(NODE_SCHEMAS)))
     node = _str(s, "node", "")
     if not L.node_name_ok(node):
         raise Bad("field node '%s' is not a valid node name" % node[:70])
@@ -419,6 +485,7 @@ def _summary(s, name, rep_offset, top):
     }
     run = s.get("run") if isinstance(s.get("run"), dict) else {}
     out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
+    _summary_v2(out, s, schema, clock, run)
     for ti, t in enumerate(_list(s, "tests", "")):
         w = "tests[%d]." % ti
         test = _str(t, "test", w)
@@ -462,6 +529,25 @@ def _summary(s, name, rep_offset, top):
         if not keys:
             out["test_errors"].append((None, None, why, None))
     return out
+
+
+def _summary_v2(out, s, schema, clock, run):
+    """The top-level fields of stagebench.node/2 (None where node/1 has no such field)."""
+    out["schema"] = schema
+    out["node_version"] = _str(s, "version", "", required=False)
+    build = _field(s, "build", "", False)
+    out["build_id"] = None if build is _MISSING else _str(build, "id", "build.")
+    out["warnings"] = _strings(s, "warnings", "")
+    out["maxerror_us"] = _int(clock, "maxerror_us", "clock.", required=False)
+    out["esterror_us"] = _int(clock, "esterror_us", "clock.", required=False)
+    if "overrides" in run:
+        ov = _list(run, "overrides", "run.")
+        if not all(isinstance(x, str) for x in ov):
+            raise Bad("field run.overrides holds something that is not a parameter name")
+        out["overrides"] = ov[:20]
+    else:
+        out["overrides"] = None  # not recorded (node/1)
+    out["interval_s"] = _num(run, "interval_s", "run.", required=False, lo=0)
 
 
 def _read_chunk(items):

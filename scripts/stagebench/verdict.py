@@ -1,0 +1,458 @@
+# SPDX-License-Identifier: MIT
+"""The collector's verdicts: whether each part's start held across nodes (from true instants,
+each node's own minus the offset the launcher measured), the nodes' cache residency at the
+release, and whether the run is valid as a spec run, each rule with its evidence.
+
+A node's own clock cannot tell it that it is wrong, so a node's instants are judged only
+through an offset measured against the launch host (or, without a launcher manifest, bounded
+by the node's NTP maxerror): where neither exists, the verdict is "cannot tell", never "held".
+"""
+import math
+import shlex
+import statistics
+
+from . import catalogue
+from . import common as L
+
+LIMIT_S = 1.0  # the spec: "a start synchronized to less than a second"
+WARM = 0.10  # a part expected cold whose residency at release is above this read its own cache
+RECREATED_TESTS = ("1a", "1b", "2")
+NO_RELEASE = "no node released its threads"
+
+
+def fmt_signed(s):
+    return ("+" if s >= 0 else "-") + L.fmt_time(abs(s))
+
+
+# ---------------------------------------------------------------------------------------------
+# Clock offsets
+
+
+def _offset_entry(d, where):
+    """One node's measured offset from the manifest: (offset_s, uncertainty_s), or a reason."""
+    if not isinstance(d, dict):
+        return "%s is not an object" % where
+    off, unc = d.get("offset_s"), d.get("uncertainty_s")
+    for k, v in (("offset_s", off), ("uncertainty_s", unc)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return "%s.%s is not a number" % (where, k)
+    if unc < 0:
+        return "%s.uncertainty_s is negative" % where
+    return (float(off), float(unc))
+
+
+def node_offsets(manifest, facts):
+    """{node: {"offset_s", "uncertainty_s", "drift_s", "basis"}} for every node whose clock is
+    known against a common reference, and {node: why} for the others.
+
+    With a launcher manifest that measured clocks (manifest/2 `clock`), a node's offset is the
+    one measured before the first part; the end measurement, where there is one, shows drift,
+    which widens the uncertainty. Without one, a node whose clock is NTP-synchronized is within
+    its maxerror of true time (offset 0, uncertainty maxerror)."""
+    known, unknown = {}, {}
+    clock = manifest.get("clock") if isinstance(manifest, dict) else None
+    if isinstance(clock, dict):
+        start = clock.get("start") if isinstance(clock.get("start"), dict) else {}
+        end = clock.get("end") if isinstance(clock.get("end"), dict) else {}
+        method = clock.get("method") if isinstance(clock.get("method"), str) else "?"
+        for node in facts:
+            if node not in start:
+                unknown[node] = "offset not measured by the launcher"
+                continue
+            s = _offset_entry(start[node], "clock.start.%s" % node)
+            if isinstance(s, str):
+                unknown[node] = "manifest: " + s
+                continue
+            drift, unc = 0.0, s[1]
+            if node in end:
+                e = _offset_entry(end[node], "clock.end.%s" % node)
+                if not isinstance(e, str):
+                    drift = e[0] - s[0]
+                    unc = max(unc, e[1])
+            known[node] = {"offset_s": s[0], "uncertainty_s": unc, "drift_s": drift,
+                           "basis": "measured (%s)" % method}
+        return known, unknown
+    for node, f in facts.items():
+        me = f.get("maxerror_us")
+        if f.get("ntp") and isinstance(me, int):
+            known[node] = {"offset_s": 0.0, "uncertainty_s": me / 1e6, "drift_s": 0.0,
+                           "basis": "NTP maxerror"}
+        elif f.get("ntp"):
+            unknown[node] = "NTP-synchronized but no maxerror, and no launcher measurement"
+        else:
+            unknown[node] = "no launcher measurement and the clock is not NTP-synchronized"
+    return known, unknown
+
+
+# ---------------------------------------------------------------------------------------------
+# The start verdict of one part
+
+
+def _release_range(e):
+    """A node's own release instants (integer ns, own clock) and whether they are exact:
+    node/2 gives integer ns; node/1's epoch seconds resolve about 0.24 us."""
+    if e.get("rel_ns") is not None:
+        return e["rel_ns"][0], e["rel_ns"][1], True
+    if e.get("rel_min") is not None:
+        return int(round(e["rel_min"] * 1e9)), int(round(e["rel_max"] * 1e9)), False
+    return None
+
+
+def _cross(rows, pick_hi, pick_lo):
+    """max over distinct nodes i != j of pick_hi(i) - pick_lo(j) (offsets cancel within one
+    node, so a node against itself is its own spread, counted apart)."""
+    if len(rows) < 2:
+        return None
+    his = sorted(((pick_hi(r), r["node"]) for r in rows), reverse=True)[:2]
+    los = sorted((pick_lo(r), r["node"]) for r in rows)[:2]
+    best = None
+    for h, hn in his:
+        for lo, ln in los:
+            if hn != ln and (best is None or h - lo > best):
+                best = h - lo
+    return best
+
+
+def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
+    """The start verdict of one part: entries {node: entry} of the nodes that ran it.
+
+    held iff spread + uncertainty < limit; NOT held iff spread - uncertainty >= limit, or a
+    node released later than the limit after T, or its clock stepped by the limit or more;
+    otherwise cannot tell, saying why (offsets unknown, too uncertain, or summaries of older
+    nodes that do not record steps)."""
+    rows, no_offset, old, out = [], [], [], []
+    for n in sorted(entries, key=L.natural_key):
+        e = entries[n]
+        rr = _release_range(e)
+        if rr is None:
+            continue
+        lo, hi, exact = rr
+        if not exact:
+            old.append(n)
+        part_step = e.get("clock_step_s") or 0.0
+        total = e.get("clock_step_total_s") or 0.0
+        step = part_step if abs(part_step) >= abs(total) else total
+        # The steps known to have come before this release (an earlier part's, and this
+        # part's when the node saw it in the wait) moved the node's clock after its offset was
+        # measured: its offset at the release is the measured one plus them. A step during
+        # the part itself came after the release and changes nothing of the start.
+        before = total - (0.0 if e.get("step_in_wait") else part_step)
+        if (e.get("late_by_s") or 0.0) >= limit:
+            out.append({"node": n, "by_s": e["late_by_s"],
+                        "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
+        row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
+        off = offsets.get(n)
+        if off is None:
+            no_offset.append(n)
+        else:
+            # true instants in s, relative to the earliest own instant of the part: offsets
+            # are subtracted in integer ns, so no precision is lost to epoch-sized floats
+            o = int(round((off["offset_s"] + before) * 1e9))
+            # drift that the recorded steps explain widens nothing
+            drift = min(abs(off["drift_s"]), abs(off["drift_s"] - total))
+            row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"] + before,
+                       u=off["uncertainty_s"] + drift)
+            io = e.get("io_ns")
+            if io is not None:
+                row.update(io_lo=io[0] - o, io_hi=io[1] - o)
+        rows.append(row)
+    if rows and any("lo" in r for r in rows):
+        base = min(r["lo"] for r in rows if "lo" in r)
+        for r in rows:
+            for k in ("lo", "hi", "io_lo", "io_hi"):
+                if k in r:
+                    r[k] = (r[k] - base) / 1e9
+    v = {"verdict": "cannot tell", "spread_s": None, "uncertainty_s": None, "limit_s": limit,
+         "basis": "release", "io_spread_s": None, "nodes_out": out, "why": None}
+    if not rows:
+        v["why"] = NO_RELEASE
+        return v
+    multi = len(rows) > 1
+    own = max(r["own"] for r in rows)
+    known = [r for r in rows if "lo" in r]
+    if not multi:
+        # one node: every thread read the same clock, no offset enters
+        v["spread_s"], v["uncertainty_s"] = own, 0.0
+        r = rows[0]
+        if "io_lo" in r or entries[r["node"]].get("io_ns") is not None:
+            io = entries[r["node"]].get("io_ns")
+            v["io_spread_s"] = (io[1] - io[0]) / 1e9 if io else None
+    if multi and known:
+        s = max(r["hi"] for r in known) - min(r["lo"] for r in known)
+        s_hi = max(own, _cross(known, lambda r: r["hi"] + r["u"], lambda r: r["lo"] - r["u"])
+                   if len(known) > 1 else own)
+        s_lo = max(own, _cross(known, lambda r: r["hi"] - r["u"], lambda r: r["lo"] + r["u"])
+                   if len(known) > 1 else own, 0.0)
+        s = max(s, own)
+        v["spread_s"] = s
+        v["uncertainty_s"] = max(s_hi - s, s - s_lo, 0.0)
+        ios = [r for r in known if "io_lo" in r]
+        if len(ios) == len(rows):
+            v["io_spread_s"] = max(r["io_hi"] for r in ios) - min(r["io_lo"] for r in ios)
+        if len(known) > 1 and s_lo >= limit or own >= limit:
+            _name_outliers(known, limit, out)
+    elif own >= limit:
+        v["spread_s"], v["uncertainty_s"] = own, 0.0
+    if multi:
+        _name_steps(rows, limit, out)
+    spread, unc = v["spread_s"], v["uncertainty_s"]
+    if out or (spread is not None and spread - unc >= limit and (own >= limit or
+                                                                  len(known) > 1)):
+        if not out and own >= limit:
+            n = max(rows, key=lambda r: r["own"])["node"]
+            out.append({"node": n, "by_s": own,
+                        "why": "its own threads were released %s apart" % L.fmt_time(own)})
+        v["verdict"] = "NOT held"
+    elif multi and no_offset:
+        by_reason = {}
+        for n in no_offset:
+            by_reason.setdefault(unknown.get(n, "offset not measured"), []).append(n)
+        v["why"] = "clock offset unknown for " + "; ".join(
+            "%s (%s)" % (", ".join(ns[:12]) + (" and %d more" % (len(ns) - 12)
+                                               if len(ns) > 12 else ""), why)
+            for why, ns in sorted(by_reason.items()))
+        for n in no_offset:
+            out.append({"node": n, "by_s": None, "why": unknown.get(n, "offset not measured")})
+    elif spread + unc < limit and old:
+        v["why"] = "summaries of older nodes (stagebench.node/1) record no clock steps and " \
+            "no integer instants: %s" % ", ".join(old[:12])
+    elif spread + unc < limit:
+        v["verdict"] = "held"
+    else:
+        v["why"] = "spread %s with an uncertainty of %s straddles the %g s limit" % (
+            L.fmt_time(spread), L.fmt_time(unc), limit)
+        _name_outliers(known, limit, out)
+    return v
+
+
+def _name_steps(rows, limit, out):
+    """A node whose wall clock stepped around the start: said beside the node where it is
+    already named, and named for the step alone when it is the limit or more."""
+    named = {o["node"]: o for o in out}
+    for r in rows:
+        if not r["step"]:
+            continue
+        said = "its wall clock stepped by %s around the start" % fmt_signed(r["step"])
+        if r["node"] in named:
+            named[r["node"]]["why"] += "; " + said
+        elif abs(r["step"]) >= limit:
+            out.append({"node": r["node"], "by_s": r["step"], "why": said})
+
+
+def _name_outliers(known, limit, out):
+    """The nodes whose true release is half the limit or more from the others' median."""
+    mids = [(r["lo"] + r["hi"]) / 2 for r in known]
+    ref = statistics.median(mids)
+    named = {o["node"] for o in out}
+    for r in known:
+        late, early = r["hi"] - ref, r["lo"] - ref
+        by = late if abs(late) >= abs(early) else early
+        if abs(by) >= limit / 2 and r["node"] not in named:
+            out.append({"node": r["node"], "by_s": by,
+                        "why": "released %s %s the others' median (offset %s, uncertainty %s)" % (
+                            L.fmt_time(abs(by)), "after" if by > 0 else "before",
+                            fmt_signed(r["offset"]), L.fmt_time(r["u"]))})
+
+
+# ---------------------------------------------------------------------------------------------
+# Residency
+
+
+def residency(entries, nodes):
+    """The residency at release across the nodes that ran a part; warm nodes are those that
+    started with more than WARM of the replica in their own cache where cold was expected.
+    A part without a replica (test 4) has none: not applicable, rather than unknown."""
+    vals, unknown, warm, na = [], [], [], 0
+    for n in nodes:
+        e = entries[n]
+        r = e.get("residency")
+        if r is None and e.get("residency_na"):
+            na += 1
+            continue
+        if r is None:
+            unknown.append(n)
+            continue
+        vals.append(r)
+        if e.get("cache_expected") == "cold" and r > WARM:
+            warm.append(n)
+    vals.sort()
+    return {"min": vals[0] if vals else None,
+            "median": statistics.median(vals) if vals else None,
+            "max": vals[-1] if vals else None, "unknown": unknown, "warm_nodes": warm,
+            "applicable": not nodes or na < len(nodes)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The server drop
+
+
+def server_drop(manifest, parts):
+    """Whether the launcher dropped the /stage servers' caches before each repetition of test 3
+    that ran: {"asked", "command", "ok" (None when not asked or no test 3), "runs", "evidence"}."""
+    sd = manifest.get("server_drop") if isinstance(manifest, dict) else None
+    reps3 = sorted({p["repetition"] for p in parts if p["test"] == "3"})
+    if not isinstance(sd, dict):
+        return {"asked": False, "command": None, "ok": None, "runs": [],
+                "evidence": "not asked (--server-drop not given): whether test 3 was served "
+                            "by the servers' disks or their caches is not known"}
+    runs = [r for r in (sd.get("runs") or []) if isinstance(r, dict)]
+    cmd = sd.get("command")
+    cmd = " ".join(shlex.quote(str(x)) for x in cmd) if isinstance(cmd, list) else None
+    if not reps3:
+        return {"asked": True, "command": cmd, "ok": None, "runs": runs,
+                "evidence": "asked, but test 3 did not run"}
+    missing, failed = [], []
+    for rep in reps3:
+        rr = [r for r in runs if r.get("repetition") == rep and
+              str(r.get("before", "")).startswith("3")]
+        if not rr:
+            missing.append(rep)
+        elif not all(r.get("status") == "ok" for r in rr):
+            failed.append("rep %d: %s (exit %s)" % (
+                rep, next(r.get("status") for r in rr if r.get("status") != "ok"),
+                next(r.get("exit_code") for r in rr if r.get("status") != "ok")))
+    ok = not missing and not failed
+    ev = "ran before test 3 in every repetition (%d)" % len(reps3) if ok else "; ".join(
+        (["did not run before test 3 rep %s" % ", ".join(map(str, missing))] if missing else []) +
+        (["failed before test 3 %s" % ", ".join(failed)] if failed else []))
+    return {"asked": True, "command": cmd, "ok": ok, "runs": runs, "evidence": ev}
+
+
+# ---------------------------------------------------------------------------------------------
+# Validity
+
+
+def _rule(name, ok, evidence):
+    return {"rule": name, "ok": ok, "evidence": evidence}
+
+
+def _names(nodes, limit=8):
+    nodes = sorted(set(nodes), key=L.natural_key)
+    return ", ".join(nodes[:limit]) + (" and %d more" % (len(nodes) - limit)
+                                       if len(nodes) > limit else "")
+
+
+def validity(report, c, generations):
+    """The run judged as a spec run: each rule of the spec with its evidence. VALID only
+    when no rule failed; a rule that could not be judged (ok None) is said so."""
+    parts = report["parts"]
+    facts = c.nodes
+    rules = []
+    short = [(p["part"], p["repetition"]) for p in parts if p["nodes_failed"] or
+             p["nodes_missing"]]
+    rules.append(_rule("every expected node ran every part", bool(parts) and not short,
+                       "%d parts on %d expected nodes, all ran" % (len(parts),
+                                                                   report["nodes"]["expected"])
+                       if parts and not short else "no part ran" if not parts else
+                       "parts with failed or missing nodes: %s" % ", ".join(
+                           "%s rep %d" % x for x in short[:8])))
+    verdicts = [(p["part"], p["repetition"], p["start"]["verdict"]) for p in parts]
+    bad = [x for x in verdicts if x[2] != "held"]
+    rules.append(_rule("start held (every part)", bool(verdicts) and not bad,
+                       "held in every part (%d)" % len(verdicts) if verdicts and not bad else
+                       "no part ran" if not verdicts else ", ".join(
+                           "%s rep %d: %s" % x for x in bad[:8])))
+    unsynced = [n for n, f in facts.items() if not f["ntp"]]
+    rules.append(_rule("NTP synchronized on every node", bool(facts) and not unsynced,
+                       "no summary" if not facts else "not synchronized: %s" % _names(unsynced)
+                       if unsynced else "every node (%d)" % len(facts)))
+    spec, why_not = spec_run(report, c)
+    rules.append(_rule("spec scale and no override", spec,
+                       "scale spec, no override" if spec else why_not))
+    rules.append(_generation_rule(generations))
+    builds = {}
+    for n, f in facts.items():
+        builds.setdefault("%s build %s" % (f.get("node_version") or "?",
+                                           f.get("build_id") or "not recorded"), []).append(n)
+    lb = report.get("launcher_build")
+    unknown_build = [n for n, f in facts.items() if not f.get("build_id")]
+    if not facts:
+        ev, ok = "no summary", False
+    elif len(builds) == 1 and not unknown_build:
+        ok, ev = True, "%s on every node" % next(iter(builds))
+    else:
+        ok = False
+        ev = "; ".join("%s on %s" % (b, _names(ns)) for b, ns in sorted(builds.items()))
+    if isinstance(lb, str):
+        ev += "; the launcher ran build %s" % lb
+    rules.append(_rule("same version and build on every node", ok, ev))
+    late = sorted({n for p in parts for n in p["late"]}, key=L.natural_key)
+    failed = sorted({f["node"] for p in parts for f in p["failed"]}, key=L.natural_key)
+    interrupted = report.get("interrupted") or any(
+        f.get("status") == "interrupted" for p in parts for f in p["failed"])
+    probs = (["late: " + _names(late)] if late else []) + \
+        (["failed: " + _names(failed)] if failed else []) + \
+        (["interrupted"] if interrupted else [])
+    rules.append(_rule("no part late, failed or interrupted", bool(parts) and not probs,
+                       "; ".join(probs) if probs else "none" if parts else "no part ran"))
+    warm = sorted({"%s (%s rep %d)" % (n, p["part"], p["repetition"]) for p in parts
+                   for n in p["residency"]["warm_nodes"]})
+    unknown = sorted({n for p in parts for n in p["residency"]["unknown"]}, key=L.natural_key)
+    if warm:
+        rules.append(_rule("caches cold as expected", False,
+                           "read from their own cache: %s" % ", ".join(warm[:8])))
+    elif unknown:
+        rules.append(_rule("caches cold as expected", None,
+                           "residency unknown on %s (could not be measured or an older "
+                           "node); no node measured warm" % _names(unknown)))
+    else:
+        rules.append(_rule("caches cold as expected", bool(parts),
+                           "every node started every part expected cold below %.0f%%"
+                           % (WARM * 100) if parts else "no part ran"))
+    sd = report["server_drop"]
+    rules.append(_rule("server drop ran before 3", sd["ok"], sd["evidence"] +
+                       ("" if sd["asked"] else " (informational)")))
+    valid = all(r["ok"] is not False for r in rules)
+    return {"verdict": "VALID" if valid else "NOT VALID", "spec_run": spec,
+            "not_spec_run": None if spec else why_not, "rules": rules}
+
+
+def spec_run(report, c):
+    """Whether the run is at the spec's parameters: spec scale, no override on any node."""
+    why = []
+    scales = sorted({f.get("scale") or "not recorded" for f in c.nodes.values()})
+    if report.get("scale") != "spec" or any(s != "spec" for s in scales):
+        why.append("scale %s" % "/".join(scales or [str(report.get("scale"))]))
+    ov = {}
+    for n, f in c.nodes.items():
+        o = f.get("overrides")
+        key = "not recorded (older node)" if o is None else ", ".join(o) if o else None
+        if key:
+            ov.setdefault(key, []).append(n)
+    for k, ns in sorted(ov.items()):
+        why.append("overrides %s on %s" % (k, _names(ns)))
+    if not c.nodes:
+        why.append("no summary")
+    return (not why), "not a spec run: " + "; ".join(why) if why else None
+
+
+def _generation_rule(generations):
+    """generations: {(node, test): {rep: set(generations)}} of the tests the spec recreates."""
+    name = "replica generations new for every repetition of 1a, 1b, 2"
+    if not generations:
+        return _rule(name, None, "none of 1a, 1b, 2 ran")
+    same, unknown, reps = [], [], 0
+    for (node, test), by_rep in sorted(generations.items()):
+        seen = {}
+        for rep in sorted(by_rep):
+            reps += 1
+            gens = by_rep[rep]
+            if None in gens:
+                unknown.append("%s %s" % (node, test))
+                continue
+            for gen in gens:
+                if gen in seen and seen[gen] != rep:
+                    same.append("%s test %s rep %d reused rep %d's replica" % (
+                        node, test, rep, seen[gen]))
+                seen.setdefault(gen, rep)
+    if same:
+        return _rule(name, False, "; ".join(same[:6]))
+    if unknown:
+        return _rule(name, None, "generation not recorded for %s" % ", ".join(
+            sorted(set(unknown))[:6]))
+    return _rule(name, True, "%d node-repetitions, each with a replica of its own" % reps)
+
+
+def recreated(test):
+    t = catalogue.load().tests.get(test)
+    return bool(t and t.get("recreate")) if t else test in RECREATED_TESTS
