@@ -309,11 +309,14 @@ static int main_run(struct main_env *e)
 	env.dirfd = e->dirfd;
 	env.progress = o->progress || (!o->no_progress && !o->quiet && isatty(STDERR_FILENO));
 	stop_install();
+	stop_keep_summary();
 	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
 		note_error(&e->res, "interrupted by %s",
 			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
+	/* From here on a second signal waits for the summary (no temporary file is left). */
+	stop_hold(true);
 	return main_finish(e, main_report(e, out));
 }
 
