@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver/arm.h"
+#include "driver/armctl.h"
 #include "driver/check.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
@@ -39,6 +41,8 @@ struct main_env {
 	struct topo *topo;
 	int dirfd;
 	struct node_result res;
+	struct arm arm; /* --detach */
+	char arm_out[PATH_MAX];
 };
 
 static int main_usage(const char *why)
@@ -264,6 +268,27 @@ static enum outcome main_report(struct main_env *e, enum outcome out)
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
 
+/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out says. */
+static enum outcome main_arm_open(struct main_env *e, char *why, size_t whylen)
+{
+	if (arm_open(&e->arm, e->o.detach, why, whylen))
+		return OUTCOME_PRECONDITION;
+	if (!e->o.out) {
+		snprintf(e->arm_out, sizeof(e->arm_out), "%s/" ARM_OUT, e->arm.dir);
+		e->o.out = e->arm_out;
+	}
+	if (strchr(e->o.out, '\n')) {
+		snprintf(why, whylen, "--out: a path with a line break cannot be armed");
+		return OUTCOME_USAGE;
+	}
+	return OUTCOME_OK;
+}
+
+static void main_armed(void *arg, double start_at)
+{
+	arm_ready(arg, start_at, &stop_part);
+}
+
 static int main_run(struct main_env *e)
 {
 	const struct options *o = &e->o;
@@ -279,6 +304,8 @@ static int main_run(struct main_env *e)
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
+		return main_fail(e, out, why);
+	if (o->detach && !o->dry_run && (out = main_arm_open(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
 		return main_fail(
@@ -305,6 +332,18 @@ static int main_run(struct main_env *e)
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 
+	memset(&env, 0, sizeof(env));
+	if (o->detach) {
+		int code = arm_detach(&e->arm, o->out, e->res.node, e->res.run_tag,
+				      r->has_interval ? r->interval : 0.0,
+				      (unsigned long)((size_t)r->repeat * e->plan.nparts));
+		if (code >= 0) {
+			main_finish(e, OUTCOME_OK);
+			return code;
+		}
+		env.armed = main_armed;
+		env.armed_arg = &e->arm;
+	}
 	env.topo = e->topo;
 	env.dirfd = e->dirfd;
 	env.progress = o->progress || (!o->no_progress && !o->quiet && isatty(STDERR_FILENO));
@@ -317,7 +356,10 @@ static int main_run(struct main_env *e)
 			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* From here on a second signal waits for the summary (no temporary file is left). */
 	stop_hold(true);
-	return main_finish(e, main_report(e, out));
+	out = main_report(e, out);
+	if (o->detach)
+		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL);
+	return main_finish(e, out);
 }
 
 static int main_prepare(struct main_env *e)
@@ -439,6 +481,10 @@ int main(int argc, char **argv)
 		return main_info(&e);
 	case CMD_CHECK:
 		return main_check(&e);
+	case CMD_STATUS:
+		return outcome_exit_code(armctl_status(&e.o));
+	case CMD_STOP:
+		return outcome_exit_code(armctl_stop(&e.o));
 	default:
 		return main_usage("no command given");
 	}

@@ -22,10 +22,13 @@ enum command {
 	CMD_LIST,
 	CMD_INFO,
 	CMD_CHECK,
+	CMD_STATUS,
+	CMD_STOP,
 	CMD_COUNT
 };
 enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
 enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_COUNT };
+enum stop_sig { STOP_SIG_INT = 0, STOP_SIG_TERM };
 
 struct options {
 	enum command cmd;
@@ -52,6 +55,9 @@ struct options {
 	uint64_t chunk;
 	uint64_t file_size;
 	uint64_t passes;
+	const char *detach; /* run: the state directory of an armed run */
+	uint64_t signal;    /* stop: enum stop_sig */
+	double wait;	    /* stop: how long to wait for the summary */
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
 	bool progress, no_progress;
 	bool help, version;
