@@ -23,6 +23,7 @@
 #include "driver/plan.h"
 #include "driver/prepare.h"
 #include "driver/run.h"
+#include "driver/schedule.h"
 #include "driver/stop.h"
 #include "driver/summary.h"
 #include "driver/views.h"
@@ -43,6 +44,7 @@ struct main_env {
 	struct node_result res;
 	struct arm arm; /* --detach */
 	char arm_out[PATH_MAX];
+	double schedule[SCHEDULE_MAX]; /* --schedule */
 };
 
 static int main_usage(const char *why)
@@ -299,7 +301,8 @@ static int main_run(struct main_env *e)
 	double now = clock_wall();
 
 	e->res.started_at = now;
-	if (plan_build(o, &e->plan, why, sizeof(why)))
+	if (plan_build(o, &e->plan, why, sizeof(why)) ||
+	    (o->schedule && schedule_apply(o, e->schedule, &e->plan, why, sizeof(why))))
 		return main_fail(e, OUTCOME_USAGE, why);
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);

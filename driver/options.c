@@ -37,6 +37,8 @@ const struct opt_def options_table[] = {
 	 "start this many seconds after set-up (once any missing replica is created)"},
 	{"interval", OPT_SECONDS, "SECONDS", 0.001, 86400, NULL, NULL, NULL, FIELD(interval),
 	 FIELD(set_interval), C_RUN, "start part k at T + k*SECONDS (the same grid on every node)"},
+	{"schedule", OPT_STRING, "T1,T2,...", 0, 0, NULL, NULL, NULL, FIELD(schedule), NOSET, C_RUN,
+	 "start part k at the k-th instant (UTC seconds), one per part of the run"},
 	{"repeat", OPT_UINT, "K", 1, 10000, NULL, "1", NULL, FIELD(repeat), NOSET, C_RUN,
 	 "run each test K times, recreating the replicas of 1a, 1b and 2 in between"},
 	{"repetition", OPT_UINT, "R", 1, 1000000, NULL, "1", NULL, FIELD(repetition), NOSET, C_RUN,

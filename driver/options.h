@@ -58,6 +58,8 @@ struct options {
 	const char *detach; /* run: the state directory of an armed run */
 	uint64_t signal;    /* stop: enum stop_sig */
 	double wait;	    /* stop: how long to wait for the summary */
+	/* run: "T1,T2,...", the start instant of every part */
+	const char *schedule;
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
 	bool progress, no_progress;
 	bool help, version;

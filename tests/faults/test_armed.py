@@ -110,6 +110,40 @@ class Armed(ft.FaultCase):
             self.assertEqual(p["status"], "ok")
             self.assertAlmostEqual(p["start_at"], first["start_at"] + 1.5 * k, places=5)
 
+    def test_armed_schedule_of_part_instants(self):
+        stage, state = self.stage(), self.path("st")
+        t = round(time.time()) + 3
+        at = [t, t + 1.25, t + 3]
+        rc, _, err = self.arm(["2", "--scale", "tiny", "--dir", stage, "--schedule",
+                               ",".join("%.3f" % x for x in at)], state)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.status(state)["start_at"], at[0])
+        s = ft.wait_for(lambda: (lambda x: x if x["status"] == "done" else None)(
+            self.status(state)), timeout=60, step=0.1)
+        j = self.summary(s["summary"])
+        self.assertEqual(j["status"], "ok")
+        parts = [p for x in j["tests"] for p in x["parts"]]
+        self.assertEqual([(p["part"], p["start_at"], p["status"]) for p in parts],
+                         [("2a", at[0], "ok"), ("2b", at[1], "ok"), ("2c", at[2], "ok")])
+
+    def test_a_bad_schedule_is_refused(self):
+        stage = self.stage()
+        t = round(time.time()) + 30
+        for sched, extra, why in (
+                ("%d,%d" % (t, t + 1), [], "names 2 instants, the run has 3 parts"),
+                ("%d,%d,%d" % (t, t + 1, t + 1), [], "must increase"),
+                ("%d,,%d" % (t, t + 1), [], "empty item 2"),
+                ("%d,soon,%d" % (t, t + 1), [], "'soon' is not an instant"),
+                ("%d,%d,%d" % (t, t + 1, t + 90000), [], "more than a day"),
+                ("%d,%d,%d" % (t, t + 1, t + 2), ["--interval", "1"], "excludes --interval")):
+            with self.subTest(why=why):
+                p = ft.run(["run", "2", "--scale", "tiny", "--dir", stage, "--schedule", sched,
+                            "--detach", self.path("st")] + extra)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assert_one_error_line(p.stderr, why)
+        self.assertEqual(os.listdir(stage), [])
+        self.assertFalse(os.path.exists(self.path("st")))
+
     def test_setup_failure_is_said_in_the_foreground(self):
         stage, state = self.stage(), self.path("st")
         # before the detach: bad --cpus, one line, usual exit status
