@@ -12,7 +12,7 @@
 volatile sig_atomic_t stop_signal;
 volatile int stop_part;
 
-/* While set, a second signal waits: the summary or state file being written is completed. */
+/* While non-zero, a second signal waits: the summary or state file being written ends. */
 static volatile sig_atomic_t stop_holding;
 /* Whether this command keeps a second signal of the same stop for after its summary. */
 static volatile sig_atomic_t stop_keeps_summary;
@@ -78,7 +78,8 @@ void stop_keep_summary(void)
 
 void stop_hold(bool hold)
 {
-	stop_holding = hold;
+	/* Holds nest (a state file written while the summary's hold lasts); main thread only. */
+	stop_holding += hold ? 1 : -1;
 }
 
 void stop_install(void)

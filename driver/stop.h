@@ -35,6 +35,7 @@ void stop_keep_summary(void);
 /*
  * While held, a second signal (or a third) changes nothing: what is being written (a
  * summary, a state file) is completed, and the command then exits as the first signal asked.
+ * Holds nest: each stop_hold(true) is ended by one stop_hold(false). Main thread only.
  */
 void stop_hold(bool hold);
 
