@@ -79,15 +79,6 @@ int arm_proc_start_time(long pid, unsigned long long *ticks);
  */
 int arm_open_dir(const char *dir, bool create, int *dirfd, char *why, size_t whylen);
 
-/* Open an existing STATE_DIR (the same checks as arm_open) and read its state. */
-int arm_read(const char *dir, int *dirfd, struct arm_state *st, char *why, size_t whylen);
-
-/*
- * Whether pid is still the armed process of st: same start time, owned by this user, and
- * running a stagebench binary. When not, why says which check failed.
- */
-bool arm_is_ours(const struct arm_state *st, char *why, size_t whylen);
-
 /* Whether a status is final (done, failed, interrupted). */
 bool arm_status_final(const char *status);
 

@@ -80,7 +80,8 @@ static int armctl_parse(int dirfd, struct arm_state *st)
 	return schema && st->pid > 0 && st->status[0] ? 0 : -EINVAL;
 }
 
-int arm_read(const char *dir, int *dirfd, struct arm_state *st, char *why, size_t whylen)
+/* Open an existing STATE_DIR (the checks of arm_open) and read its state. */
+static int armctl_read(const char *dir, int *dirfd, struct arm_state *st, char *why, size_t whylen)
 {
 	int rc = arm_open_dir(dir, false, dirfd, why, whylen);
 
@@ -119,7 +120,11 @@ static bool armctl_exe_is_stagebench(long pid, char *exe, size_t len)
 	       strncmp(base, "stagebench", strlen("stagebench")) == 0;
 }
 
-bool arm_is_ours(const struct arm_state *st, char *why, size_t whylen)
+/*
+ * Whether pid is still the armed process of st: same start time, owned by this user, and
+ * running a stagebench binary. When not, why says which check failed.
+ */
+static bool armctl_is_ours(const struct arm_state *st, char *why, size_t whylen)
 {
 	unsigned long long ticks;
 	char path[64], exe[PATH_MAX];
@@ -205,12 +210,12 @@ enum outcome armctl_status(const struct options *o)
 	char why[1024] = "";
 	int dirfd = -1;
 
-	if (arm_read(o->tests[0], &dirfd, &st, why, sizeof(why))) {
+	if (armctl_read(o->tests[0], &dirfd, &st, why, sizeof(why))) {
 		log_err("%s", why);
 		return OUTCOME_PRECONDITION;
 	}
 	close(dirfd);
-	bool alive = arm_is_ours(&st, why, sizeof(why));
+	bool alive = armctl_is_ours(&st, why, sizeof(why));
 	armctl_print(&st, alive, why, (enum format)o->format, stdout);
 	return fflush(stdout) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 }
@@ -227,7 +232,7 @@ static bool armctl_wait(int dirfd, struct arm_state *st, double wait_s)
 			*st = now;
 		if (arm_status_final(st->status))
 			return true;
-		if (!arm_is_ours(st, why, sizeof(why)) || clock_wall() >= until)
+		if (!armctl_is_ours(st, why, sizeof(why)) || clock_wall() >= until)
 			return false;
 		clock_wait_until(clock_wall() + ARMCTL_POLL_S, 0.0, NULL);
 	}
@@ -242,7 +247,7 @@ enum outcome armctl_stop(const struct options *o)
 	int dirfd = -1;
 	enum outcome out = OUTCOME_OK;
 
-	if (arm_read(dir, &dirfd, &st, why, sizeof(why))) {
+	if (armctl_read(dir, &dirfd, &st, why, sizeof(why))) {
 		log_err("%s", why);
 		return OUTCOME_PRECONDITION;
 	}
@@ -251,7 +256,7 @@ enum outcome armctl_stop(const struct options *o)
 		       st.status, st.summary);
 		goto out;
 	}
-	if (!arm_is_ours(&st, why, sizeof(why))) {
+	if (!armctl_is_ours(&st, why, sizeof(why))) {
 		log_err("not signalling the run in '%s' (status %s): %s", dir, st.status, why);
 		out = OUTCOME_PRECONDITION;
 		goto out;
