@@ -55,6 +55,12 @@ class Armed(ft.FaultCase):
         except OSError:
             pass
 
+    def assert_clean_log(self, state):
+        """The armed process's stderr (its log) holds no sanitizer report."""
+        log = ft.read_text(os.path.join(state, "log"))
+        for bad in ("Sanitizer", "runtime error:"):
+            self.assertNotIn(bad, log)
+
     def status(self, state):
         p = ft.run(["status", state, "--format", "json"])
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -86,6 +92,7 @@ class Armed(ft.FaultCase):
         self.assertEqual(j["status"], "interrupted")
         self.assertEqual(j["tests"][0]["parts"][0]["status"], "interrupted")
         self.assertEqual(sorted(os.listdir(state)), ["log", "state", "summary.json"])
+        self.assert_clean_log(state)
         # a second stop finds it ended
         p = ft.run(["stop", state])
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -109,6 +116,7 @@ class Armed(ft.FaultCase):
         for k, p in enumerate(parts):
             self.assertEqual(p["status"], "ok")
             self.assertAlmostEqual(p["start_at"], first["start_at"] + 1.5 * k, places=5)
+        self.assert_clean_log(state)
 
     def test_armed_schedule_of_part_instants(self):
         stage, state = self.stage(), self.path("st")
@@ -125,6 +133,7 @@ class Armed(ft.FaultCase):
         parts = [p for x in j["tests"] for p in x["parts"]]
         self.assertEqual([(p["part"], p["start_at"], p["status"]) for p in parts],
                          [("2a", at[0], "ok"), ("2b", at[1], "ok"), ("2c", at[2], "ok")])
+        self.assert_clean_log(state)
 
     def test_a_bad_schedule_is_refused(self):
         stage = self.stage()
