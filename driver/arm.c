@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,30 +204,80 @@ static void arm_tell(struct arm *a, const char *msg)
 	a->tell_fd = -1;
 }
 
-/* The foreground: the detached process's one line, said here; returns the exit status. */
+/* A signal to the foreground while it waits: forwarded to the process being armed. */
+static volatile sig_atomic_t arm_fg_signal;
+
+static void arm_fg_on_signal(int sig)
+{
+	arm_fg_signal = sig;
+}
+
+static void arm_fg_catch(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = arm_fg_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/*
+ * Read what the detached process says until it closes the pipe: "pid N" first, then its
+ * last line. A SIGINT or SIGTERM that the foreground gets meanwhile (the launcher's Ctrl-C,
+ * scancel) is forwarded to it, SIGHUP (the connection went) as SIGTERM: the run stops as
+ * if signalled itself, and says so.
+ */
+static size_t arm_fg_read(int fd, char *msg, size_t max)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	size_t len = 0;
+	long pid = 0;
+	int pending = 0;
+
+	msg[0] = '\0';
+	while (len < max) {
+		if (arm_fg_signal) {
+			pending = arm_fg_signal == SIGHUP ? SIGTERM : arm_fg_signal;
+			arm_fg_signal = 0;
+		}
+		if (pending && pid > 0) {
+			kill((pid_t)pid, pending);
+			pending = 0;
+		}
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(fd, msg + len, max - len);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+		if (n > 0)
+			len += (size_t)n;
+		msg[len] = '\0';
+		if (!pid && strchr(msg, '\n') && sscanf(msg, "pid %ld", &pid) != 1)
+			pid = -1;
+	}
+	return len;
+}
+
+/* The foreground: the detached process's last line, said here; returns the exit status. */
 static int arm_foreground(struct arm *a, int fd, pid_t child)
 {
-	char msg[ARM_MSG_MAX + 1];
-	size_t len = 0;
-	ssize_t n;
-	int code;
+	char buf[ARM_MSG_MAX + 1];
+	int code, used = 0;
 
 	waitpid(child, NULL, 0);
-	while (len < ARM_MSG_MAX && (n = read(fd, msg + len, ARM_MSG_MAX - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		len += (size_t)n;
-	}
+	arm_fg_catch();
+	buf[arm_fg_read(fd, buf, ARM_MSG_MAX)] = '\0';
 	close(fd);
-	msg[len] = '\0';
+	char *msg = strncmp(buf, "pid ", 4) == 0 ? buf + strcspn(buf, "\n") : buf;
+	msg += *msg == '\n';
 	msg[strcspn(msg, "\n")] = '\0';
 	if (strncmp(msg, "armed ", 6) == 0) {
 		printf("stagebench: armed: pid %s, state %s/" ARM_STATE "\n", msg + 6, a->dir);
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
-	int used = 0;
 	if (sscanf(msg, "failed %d %n", &code, &used) == 1 && used > 0) {
 		log_err("%s", msg + used);
 		return code;
@@ -274,6 +325,7 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 		_exit(0);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	stop_install(); /* a signal forwarded from now on stops the run, summary written */
 	a->tell_fd = p[1];
 	if (arm_daemon_stdio(a)) {
 		char msg[256];
@@ -284,6 +336,10 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	}
 	a->st.pid = (long)getpid();
 	arm_proc_start_time(a->st.pid, &a->st.start_time);
+	char msg[32];
+	snprintf(msg, sizeof(msg), "pid %ld\n", a->st.pid);
+	ssize_t n = write(a->tell_fd, msg, strlen(msg));
+	(void)n;
 	snprintf(a->st.status, sizeof(a->st.status), "starting");
 	snprintf(a->st.node, sizeof(a->st.node), "%s", node);
 	snprintf(a->st.run_tag, sizeof(a->st.run_tag), "%s", run_tag);

@@ -2,7 +2,7 @@
 """Armed runs (`run --detach STATE_DIR`, `status`, `stop`): the foreground returns once the
 threads wait for the start, with the connection's pipes closed; the state file follows the
 run; set-up failures are said in the foreground; planted state directories are refused; stop
-signals only the run's own process."""
+signals only the run's own process; a signal to the foreground while it arms is forwarded."""
 import json
 import os
 import signal
@@ -173,6 +173,30 @@ class Armed(ft.FaultCase):
         s = self.status(state)
         self.assertEqual((s["status"], s["exit_code"]), ("failed", 3))
         self.assertIn("start time missed", " ".join(self.summary(s["summary"])["errors"]))
+
+    def test_a_signal_while_arming_is_forwarded(self):
+        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            with self.subTest(sig=sig):
+                stage, state = self.path("stage%d" % code), self.path("st%d" % code)
+                os.mkdir(stage)
+                # the replica's write takes 4 s: the launcher's Ctrl-C comes during set-up
+                proc = ft.popen(["run", "1a", "--scale", "tiny", "--dir", stage,
+                                 "--start-in", "5", "--detach", state],
+                                env=ft.shim_env("pwrite:*:delay=4s"))
+                self.addCleanup(ft.reap, proc)
+                self.addCleanup(self.kill_armed, state)
+                ft.wait_for(lambda: state_of(state)["status"] == "starting"
+                            if os.path.exists(os.path.join(state, "state")) else False)
+                time.sleep(0.5)
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, code, err)
+                self.assert_one_error_line(err, "interrupted by SIG")
+                self.assertEqual(out, "")
+                s = self.status(state)
+                self.assertEqual((s["status"], s["exit_code"]), ("interrupted", code))
+                self.assertEqual(self.summary(s["summary"])["status"], "interrupted")
+                self.assertEqual(os.listdir(stage), [])
 
     def test_planted_state_dirs_are_refused(self):
         stage = self.stage()
