@@ -100,7 +100,7 @@ int arm_open_dir(const char *dir, bool create, int *dirfd, char *why, size_t why
 	return 0;
 }
 
-int arm_open(struct arm *a, const char *dir, char *why, size_t whylen)
+int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t whylen)
 {
 	int rc;
 
@@ -127,6 +127,14 @@ int arm_open(struct arm *a, const char *dir, char *why, size_t whylen)
 		close(a->dirfd);
 		a->dirfd = -1;
 		return -EEXIST;
+	}
+	if (!*out) {
+		snprintf(a->out, sizeof(a->out), "%s/" ARM_OUT, a->dir);
+		*out = a->out;
+	}
+	if (strchr(*out, '\n')) {
+		snprintf(why, whylen, "--out: a path with a line break cannot be armed");
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -351,8 +359,9 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	return -1;
 }
 
-void arm_ready(struct arm *a, double start_at, const volatile int *stop)
+void arm_ready(void *arg, double start_at)
 {
+	struct arm *a = arg;
 	char msg[64];
 
 	a->st.start_at = start_at;
@@ -360,7 +369,7 @@ void arm_ready(struct arm *a, double start_at, const volatile int *stop)
 	arm_write_state(a);
 	snprintf(msg, sizeof(msg), "armed %ld\n", a->st.pid);
 	arm_tell(a, msg);
-	if (clock_wait_until(start_at, 0.0, stop) < 0)
+	if (clock_wait_until(start_at, 0.0, &stop_part) < 0)
 		return;
 	snprintf(a->st.status, sizeof(a->st.status), "running");
 	arm_write_state(a);

@@ -39,15 +39,17 @@ struct arm {
 	int dirfd;
 	int tell_fd; /* to the foreground until the run is armed or failed, else -1 */
 	char dir[PATH_MAX];
+	char out[PATH_MAX]; /* the default summary path, STATE_DIR/summary.json */
 	struct arm_state st;
 };
 
 /*
  * Check STATE_DIR for a new armed run, creating it (mode 0700) when missing: a directory,
  * not a symbolic link, owned by the running user, with no access for others, and holding no
- * earlier run's state. 0 or -errno with the reason in why.
+ * earlier run's state. *out (the summary path, --out) becomes STATE_DIR/summary.json when
+ * NULL. 0, -EINVAL for a path the state file cannot hold (usage), or -errno; why says it.
  */
-int arm_open(struct arm *a, const char *dir, char *why, size_t whylen);
+int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t whylen);
 
 /*
  * Detach: fork a process in a new session, its stdio to STATE_DIR/log and /dev/null, that
@@ -61,11 +63,11 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	       double interval, unsigned long parts);
 
 /*
- * In the detached process, once every thread waits for the first start start_at: the state
- * says armed, and the foreground is told and let go. Then, at start_at, the state says
- * running (the wait ends early if *stop becomes non-zero).
+ * In the detached process (a is its struct arm), once every thread waits for the first start
+ * start_at: the state says armed, and the foreground is told and let go. Then, at start_at,
+ * the state says running (unless the part is stopped first). The run loop's armed hook.
  */
-void arm_ready(struct arm *a, double start_at, const volatile int *stop);
+void arm_ready(void *a, double start_at);
 
 /* The run has ended with its summary written: the final state, the foreground told if waiting. */
 void arm_end(struct arm *a, enum outcome out, const char *first_error);

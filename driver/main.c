@@ -42,8 +42,7 @@ struct main_env {
 	struct topo *topo;
 	int dirfd;
 	struct node_result res;
-	struct arm arm; /* --detach */
-	char arm_out[PATH_MAX];
+	struct arm arm;		       /* --detach */
 	double schedule[SCHEDULE_MAX]; /* --schedule */
 };
 
@@ -270,27 +269,6 @@ static enum outcome main_report(struct main_env *e, enum outcome out)
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
 
-/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out says. */
-static enum outcome main_arm_open(struct main_env *e, char *why, size_t whylen)
-{
-	if (arm_open(&e->arm, e->o.detach, why, whylen))
-		return OUTCOME_PRECONDITION;
-	if (!e->o.out) {
-		snprintf(e->arm_out, sizeof(e->arm_out), "%s/" ARM_OUT, e->arm.dir);
-		e->o.out = e->arm_out;
-	}
-	if (strchr(e->o.out, '\n')) {
-		snprintf(why, whylen, "--out: a path with a line break cannot be armed");
-		return OUTCOME_USAGE;
-	}
-	return OUTCOME_OK;
-}
-
-static void main_armed(void *arg, double start_at)
-{
-	arm_ready(arg, start_at, &stop_part);
-}
-
 static int main_run(struct main_env *e)
 {
 	const struct options *o = &e->o;
@@ -308,8 +286,12 @@ static int main_run(struct main_env *e)
 		return main_fail(e, out, why);
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
-	if (o->detach && !o->dry_run && (out = main_arm_open(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out. */
+	int rc = o->detach && !o->dry_run
+		     ? arm_open(&e->arm, o->detach, &e->o.out, why, sizeof(why))
+		     : 0;
+	if (rc)
+		return main_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
 		return main_fail(
 		    e, access(o->out, F_OK) == 0 ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
@@ -344,7 +326,7 @@ static int main_run(struct main_env *e)
 			main_finish(e, OUTCOME_OK);
 			return code;
 		}
-		env.armed = main_armed;
+		env.armed = arm_ready;
 		env.armed_arg = &e->arm;
 	}
 	env.topo = e->topo;
