@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "driver/arm.h"
+#include "driver/armctl.h"
 #include "driver/check.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
@@ -23,6 +25,7 @@
 #include "driver/plan.h"
 #include "driver/prepare.h"
 #include "driver/run.h"
+#include "driver/schedule.h"
 #include "driver/stop.h"
 #include "driver/summary.h"
 #include "driver/views.h"
@@ -43,6 +46,8 @@ struct main_env {
 	struct topo *topo;
 	int dirfd;
 	struct node_result res;
+	struct arm arm;		       /* --detach */
+	double schedule[SCHEDULE_MAX]; /* --schedule */
 };
 
 static int main_usage(const char *why)
@@ -298,12 +303,19 @@ static int main_run(struct main_env *e)
 	double now = clock_wall();
 
 	e->res.started_at = now;
-	if (plan_build(o, &e->plan, why, sizeof(why)))
+	if (plan_build(o, &e->plan, why, sizeof(why)) ||
+	    (o->schedule && schedule_apply(o, e->schedule, &e->plan, why, sizeof(why))))
 		return main_fail(e, OUTCOME_USAGE, why);
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
+	/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out. */
+	int rc = o->detach && !o->dry_run
+		     ? arm_open(&e->arm, o->detach, &e->o.out, why, sizeof(why))
+		     : 0;
+	if (rc)
+		return main_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
 		return main_fail(e,
 				 faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
@@ -334,16 +346,34 @@ static int main_run(struct main_env *e)
 	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 
+	memset(&env, 0, sizeof(env));
+	if (o->detach) {
+		int code = arm_detach(&e->arm, o->out, e->res.node, e->res.run_tag,
+				      r->has_interval ? r->interval : 0.0,
+				      (unsigned long)((size_t)r->repeat * e->plan.nparts));
+		if (code >= 0) {
+			main_finish(e, OUTCOME_OK);
+			return code;
+		}
+		env.armed = arm_ready;
+		env.armed_arg = &e->arm;
+	}
 	env.topo = e->topo;
 	env.dirfd = e->dirfd;
 	env.progress = o->progress || (!o->no_progress && !o->quiet && isatty(STDERR_FILENO));
 	stop_install();
+	stop_keep_summary();
 	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
 		note_error(&e->res, "interrupted by %s",
 			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
-	return main_finish(e, main_report(e, out));
+	/* From here on a second signal waits for the summary (no temporary file is left). */
+	stop_hold(true);
+	out = main_report(e, out);
+	if (o->detach)
+		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL);
+	return main_finish(e, out);
 }
 
 static int main_prepare(struct main_env *e)
@@ -536,6 +566,10 @@ static int main_command(int argc, char **argv)
 		return main_check(&e);
 	case CMD_CLOCK:
 		return main_clock_serve(&e);
+	case CMD_STATUS:
+		return outcome_exit_code(armctl_status(&e.o));
+	case CMD_STOP:
+		return outcome_exit_code(armctl_stop(&e.o));
 	default:
 		return main_usage("no command given");
 	}

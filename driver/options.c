@@ -37,6 +37,8 @@ const struct opt_def options_table[] = {
 	 "start this many seconds after set-up (once any missing replica is created)"},
 	{"interval", OPT_SECONDS, "SECONDS", 0.001, 86400, NULL, NULL, NULL, FIELD(interval),
 	 FIELD(set_interval), C_RUN, "start part k at T + k*SECONDS (the same grid on every node)"},
+	{"schedule", OPT_STRING, "T1,T2,...", 0, 0, NULL, NULL, NULL, FIELD(schedule), NOSET, C_RUN,
+	 "start part k at the k-th instant (UTC seconds), one per part of the run"},
 	{"repeat", OPT_UINT, "K", 1, 10000, NULL, "1", NULL, FIELD(repeat), NOSET, C_RUN,
 	 "run each test K times, recreating the replicas of 1a, 1b and 2 in between"},
 	{"repetition", OPT_UINT, "R", 1, 1000000, NULL, "1", NULL, FIELD(repetition), NOSET, C_RUN,
@@ -50,7 +52,13 @@ const struct opt_def options_table[] = {
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN | C_INFO,
 	 "write the JSON summary to FILE (atomically)"},
 	{"format", OPT_CHOICE, "FMT", 0, 0, "text|json|csv", "text", NULL, FIELD(format), NOSET,
-	 C_RUN | C_LIST | C_INFO | C_CHECK, "what to print on stdout"},
+	 C_RUN | C_LIST | C_INFO | C_CHECK | C_STAT, "what to print on stdout"},
+	{"detach", OPT_STRING, "STATE_DIR", 0, 0, NULL, NULL, NULL, FIELD(detach), NOSET, C_RUN,
+	 "arm the run: set up, then detach and wait for the start; its state in STATE_DIR"},
+	{"signal", OPT_CHOICE, "SIG", 0, 0, "INT|TERM", "INT", NULL, FIELD(signal), NOSET, C_STOP,
+	 "the signal that stops the armed run"},
+	{"wait", OPT_SECONDS, "SECONDS", 0, 3600, NULL, "30", NULL, FIELD(wait), NOSET, C_STOP,
+	 "how long to wait for the stopped run's summary"},
 	{"count", OPT_UINT, "N", 1, 1e12, NULL, NULL, NULL, FIELD(count), FIELD(set_count), C_RUN,
 	 "override N (chunks or files) of the one part run"},
 	{"chunk", OPT_SIZE, "SIZE", 1, 1099511627776.0, NULL, NULL, NULL, FIELD(chunk),
@@ -94,8 +102,9 @@ const size_t options_table_count = sizeof(options_table) / sizeof(options_table[
 #define OPT_COUNT options_table_count
 
 static const char *const command_names[CMD_COUNT] = {
-    [CMD_NONE] = "",	 [CMD_RUN] = "run",   [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
-    [CMD_LIST] = "list", [CMD_INFO] = "info", [CMD_CHECK] = "check",	 [CMD_CLOCK] = "clock",
+    [CMD_NONE] = "",	     [CMD_RUN] = "run",	  [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
+    [CMD_LIST] = "list",     [CMD_INFO] = "info", [CMD_CHECK] = "check",     [CMD_CLOCK] = "clock",
+    [CMD_STATUS] = "status", [CMD_STOP] = "stop",
 };
 
 /* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
@@ -360,10 +369,10 @@ static int options_parse_command(int argc, char **argv, int *i, struct options *
 			o->cmd = (enum command)c;
 	}
 	if (o->cmd == CMD_NONE) {
-		options_why(
-		    why, whylen,
-		    "unknown command '%s': expected run, prepare, clean, list, info or check",
-		    argv[*i]);
+		options_why(why, whylen,
+			    "unknown command '%s': expected run, prepare, clean, list, info, "
+			    "check, status or stop",
+			    argv[*i]);
 		return -EINVAL;
 	}
 	(*i)++;
@@ -414,9 +423,9 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 	if (o->help || o->version)
 		return 0;
 	if (o->cmd == CMD_NONE) {
-		options_why(
-		    why, whylen,
-		    "no command given: expected run, prepare, clean, list, info, check or clock");
+		options_why(why, whylen,
+			    "no command given: expected run, prepare, clean, list, info, check, "
+			    "clock, status or stop");
 		return -EINVAL;
 	}
 	if ((o->cmd == CMD_LIST || o->cmd == CMD_INFO || o->cmd == CMD_CHECK ||
@@ -424,6 +433,11 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 	    o->ntests) {
 		options_why(why, whylen, "'%s' takes no test names (got '%s')",
 			    options_command_name(o->cmd), o->tests[0]);
+		return -EINVAL;
+	}
+	if ((o->cmd == CMD_STATUS || o->cmd == CMD_STOP) && o->ntests != 1) {
+		options_why(why, whylen, "'%s' takes one STATE_DIR (the --detach of the run)",
+			    options_command_name(o->cmd));
 		return -EINVAL;
 	}
 	if (o->set_start_at && o->set_start_in) {

@@ -25,10 +25,13 @@ enum command {
 	CMD_INFO,
 	CMD_CHECK,
 	CMD_CLOCK,
+	CMD_STATUS,
+	CMD_STOP,
 	CMD_COUNT
 };
 enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
 enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_COUNT };
+enum stop_sig { STOP_SIG_INT = 0, STOP_SIG_TERM };
 
 struct options {
 	enum command cmd;
@@ -56,6 +59,11 @@ struct options {
 	uint64_t file_size;
 	uint64_t passes;
 	uint64_t buffer_offset; /* bytes past a page boundary, or OPTIONS_AUTO */
+	const char *detach;	/* run: the state directory of an armed run */
+	uint64_t signal;	/* stop: enum stop_sig */
+	double wait;		/* stop: how long to wait for the summary */
+	/* run: "T1,T2,...", the start instant of every part */
+	const char *schedule;
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
 	bool progress, no_progress;
 	bool help, version;

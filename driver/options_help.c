@@ -16,6 +16,8 @@ static const char *const options_help_lines[CMD_COUNT] = {
     [CMD_INFO] = "             topology, thread plan, clock and NTP state, filesystem of --dir",
     [CMD_CHECK] = "            health check of this node and --dir (about 30 s at most)",
     [CMD_CLOCK] = "            answer timestamps on stdin, for the launcher's clock offsets",
+    [CMD_STATUS] = "STATE_DIR the state of a run armed with --detach STATE_DIR",
+    [CMD_STOP] = "STATE_DIR   stop a run armed with --detach STATE_DIR, wait for its summary",
 };
 
 /* A command's line of help, the test names taken from the catalogue. */
@@ -45,12 +47,13 @@ void options_help(enum command cmd, FILE *f)
 				options_help_line(c, line, sizeof(line)));
 		fprintf(f, "\noptions:\n");
 	} else {
+		const char *args =
+		    cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK || cmd == CMD_CLOCK ? ""
+		    : cmd == CMD_STATUS || cmd == CMD_STOP ? " STATE_DIR"
+							   : " TEST...";
+		help += strcspn(help, " ");
 		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
-			options_command_name(cmd),
-			cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK || cmd == CMD_CLOCK
-			    ? ""
-			    : " TEST...",
-			help + strspn(help, "TEST. "));
+			options_command_name(cmd), args, help + strspn(help, " "));
 	}
 	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];

@@ -29,7 +29,9 @@ enum opt_type {
 #define C_INFO	(1u << CMD_INFO)
 #define C_CHECK (1u << CMD_CHECK)
 #define C_CLOCK (1u << CMD_CLOCK)
-#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK | C_CLOCK)
+#define C_STAT	(1u << CMD_STATUS)
+#define C_STOP	(1u << CMD_STOP)
+#define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK | C_CLOCK | C_STAT | C_STOP)
 #define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
 
 #define FIELD(f) offsetof(struct options, f)

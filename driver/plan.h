@@ -70,6 +70,9 @@ struct plan_run {
 	bool late_ok;	  /* a missed first start starts at once instead of failing */
 	bool has_interval;
 	double interval; /* part k starts at the first start + k x interval (has_interval) */
+	/* Or part k starts at schedule[k] (--schedule, start_at is schedule[0]); NULL none. */
+	const double *schedule;
+	size_t nschedule;
 };
 
 struct plan {

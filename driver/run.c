@@ -31,6 +31,7 @@ struct run_state {
 	struct start_sched sched;
 	struct progress progress;
 	bool abort_rest; /* the start was missed: nothing more runs */
+	bool armed_said; /* env->armed was called */
 	struct result_clocks clocks;
 	struct replica_identity id; /* of the replica the part reads, at its release */
 	int id_rc;		    /* 0: id is known */
@@ -233,6 +234,10 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	gate_wait(g); /* ready */
 	enum outcome out = run_decide(st, pr);
 	gate_wait(g); /* go */
+	if (st->env->armed && !st->armed_said && out == OUTCOME_OK && !st->pool.part.skip_run) {
+		st->armed_said = true;
+		st->env->armed(st->env->armed_arg, pr->start_at);
+	}
 	if (st->env->progress) {
 		st->progress.part = pr;
 		gate_wait_tick(g, 1.0, progress_tick, &st->progress); /* done */

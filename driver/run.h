@@ -18,6 +18,12 @@ struct run_env {
 	struct topo *topo;
 	int dirfd;     /* of res->dir */
 	bool progress; /* a live line on stderr while a part runs */
+	/*
+	 * NULL, or called once by the main thread when every thread of the first part is
+	 * released to wait for its start instant start_at (an armed run tells its launcher).
+	 */
+	void (*armed)(void *arg, double start_at);
+	void *armed_arg;
 };
 
 /*

@@ -29,6 +29,8 @@ enum outcome start_decide(struct start_sched *s, double now, struct part_result 
 
 	if (k == 0)
 		sched = s->first_start;
+	else if (r->schedule && k < r->nschedule)
+		sched = r->schedule[k];
 	else if (r->has_interval)
 		sched = s->first_start + (double)k * r->interval;
 	else

@@ -15,11 +15,29 @@ extern volatile sig_atomic_t stop_signal;
 /* Non-zero: every thread stops the current part at its next check (bench_should_stop). */
 extern volatile int stop_part;
 
+/* A second signal within this long of the first is taken as part of the same stop. */
+#define STOP_SAME_S 2.0
+
 /*
  * Install SIGINT/SIGTERM handlers: the first signal sets stop_signal and stop_part, a
- * second one removes a half-written replica and exits at once (130 or 143).
+ * second one removes a half-written replica and exits at once (130 or 143), except as
+ * stop_keep_summary and stop_hold say.
  */
 void stop_install(void);
+
+/*
+ * For a command that writes a summary (`run`): a second signal within STOP_SAME_S of the
+ * first is part of the same stop (a launcher that signals twice, srun's SIGTERM after a
+ * forwarded SIGINT) and changes nothing: the run ends as the first asked, summary written.
+ */
+void stop_keep_summary(void);
+
+/*
+ * While held, a second signal (or a third) changes nothing: what is being written (a
+ * summary, a state file) is completed, and the command then exits as the first signal asked.
+ * Holds nest: each stop_hold(true) is ended by one stop_hold(false). Main thread only.
+ */
+void stop_hold(bool hold);
 
 /* A thread failed: the current part stops (a relaxed atomic store, signal-safe). */
 void stop_request(void);

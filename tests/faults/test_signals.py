@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """SIGINT and SIGTERM while waiting for the start, during a part and during prepare: the
 threads stop, test 4's files and half-written replicas are removed, the summary says
-`interrupted`, exit 130 / 143; a second Ctrl-C exits at once."""
+`interrupted`, exit 130 / 143; a second Ctrl-C exits at once, except when it is part of the
+same stop (within 2 s of the first: a launcher's second signal, srun's SIGTERM) or lands while
+the summary is written: then the summary is completed first and no temporary file is left."""
 import os
 import signal
 import time
@@ -134,6 +136,44 @@ class Signals(ft.FaultCase):
         self.assertEqual(proc.returncode, 130)
         # even then the half-written replica goes
         self.assertEqual(os.listdir(stage), [])
+
+    def stop_twice(self, second, gap, env=None):
+        """A run in its part gets SIGINT, then `second` gap seconds later."""
+        stage = self.stage()
+        proc, out = self.start(["run", "1a", "--scale", "tiny", "--dir", stage,
+                                "--start-in", "0.2", "--passes", "100000"], env=env)
+        self.threads_up(proc)
+        time.sleep(1.0)
+        self.assertIsNone(proc.poll(), "stagebench ended before the signals")
+        proc.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        proc.send_signal(second)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        s = self.check_summary(out, 130, "SIGINT")
+        self.assertEqual(s["tests"][0]["parts"][0]["status"], "interrupted")
+        self.assertEqual([n for n in os.listdir(self.dir) if ".tmp." in n], [])
+        return err
+
+    def test_two_sigints_of_one_stop_keep_the_summary(self):
+        # every read takes 0.5 s: the second signal comes while the threads still finish
+        # the read they were in, before the summary is written
+        self.stop_twice(signal.SIGINT, 0.2, env=ft.shim_env("read:*:delay=500ms"))
+
+    def test_sigint_then_sigterm_keeps_the_summary(self):
+        self.stop_twice(signal.SIGTERM, 0.2, env=ft.shim_env("read:*:delay=500ms"))
+
+    def test_second_signal_while_the_summary_is_written_waits_for_it(self):
+        if "tsan" in ft.sanitizer_runtime():
+            self.skipTest("ThreadSanitizer defers signals during the shim's delay")
+        log = self.path("shim.log")
+        # the summary's fsync takes 4 s: a second signal 2.5 s after the first (later than
+        # the same-stop window) lands while the summary is being written
+        t0 = time.monotonic()
+        self.stop_twice(signal.SIGTERM, 2.5,
+                        env=ft.shim_env("fsync:*:delay=4s", path=".json.tmp.", log=log))
+        self.assertIn("delay", ft.read_text(log))
+        self.assertGreater(time.monotonic() - t0, 4.0)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Armed runs (`run --detach STATE_DIR`): the run is set up in the foreground, then detaches
+ * from the launching connection and waits for its start on its own, keeping its pid, start
+ * time, status and summary path in STATE_DIR/state; `status` and `stop` read that file.
+ */
+#ifndef STAGEBENCH_ARM_H
+#define STAGEBENCH_ARM_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "driver/outcome.h"
+
+#define ARM_STATE "state"
+#define ARM_LOG	  "log"
+#define ARM_OUT	  "summary.json"
+
+/* What STATE_DIR/state says: one "key value" line per field. */
+struct arm_state {
+	long pid;
+	unsigned long long start_time; /* clock ticks after boot, /proc/PID/stat field 22 */
+	char status[16];	       /* starting armed running done failed interrupted */
+	char node[72];
+	char run_tag[32];
+	double start_at; /* the first part's start instant, 0 before it is known */
+	double interval; /* 0: none */
+	unsigned long parts;
+	int exit_code; /* -1 while the run has not ended */
+	double updated_at;
+	char summary[PATH_MAX];
+	char log[PATH_MAX];
+};
+
+/* The armed run's side: the state directory, the pipe to the foreground, the state. */
+struct arm {
+	int dirfd;
+	int tell_fd; /* to the foreground until the run is armed or failed, else -1 */
+	char dir[PATH_MAX];
+	char out[PATH_MAX]; /* the default summary path, STATE_DIR/summary.json */
+	struct arm_state st;
+};
+
+/*
+ * Check STATE_DIR for a new armed run, creating it (mode 0700) when missing: a directory,
+ * not a symbolic link, owned by the running user, with no access for others, and holding no
+ * earlier run's state. *out (the summary path, --out) becomes STATE_DIR/summary.json when
+ * NULL. 0, -EINVAL for a path the state file cannot hold (usage), or -errno; why says it.
+ */
+int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t whylen);
+
+/*
+ * Detach: fork a process in a new session, its stdio to STATE_DIR/log and /dev/null, that
+ * returns from here and carries on with the run. The foreground process waits until that
+ * process says it is armed (prints one line: pid and state file, returns exit status 0) or
+ * that its set-up failed (prints its first error, returns its exit status); it never returns
+ * -1. The detached process gets -1. Call with no other thread running. The other
+ * arguments go to the state file.
+ */
+int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
+	       double interval, unsigned long parts);
+
+/*
+ * In the detached process (a is its struct arm), once every thread waits for the first start
+ * start_at: the state says armed, and the foreground is told and let go. Then, at start_at,
+ * the state says running (unless the part is stopped first). The run loop's armed hook.
+ */
+void arm_ready(void *a, double start_at);
+
+/* The run has ended with its summary written: the final state, the foreground told if waiting. */
+void arm_end(struct arm *a, enum outcome out, const char *first_error);
+
+/* Field 22 of /proc/PID/stat: the start time, in clock ticks after boot. 0 or -errno. */
+int arm_proc_start_time(long pid, unsigned long long *ticks);
+
+/*
+ * Open STATE_DIR (creating it, mode 0700, when create) without following a link at its last
+ * component, and check it: owned by this user, no access for others. 0 or -errno, why said.
+ */
+int arm_open_dir(const char *dir, bool create, int *dirfd, char *why, size_t whylen);
+
+/* Whether a status is final (done, failed, interrupted). */
+bool arm_status_final(const char *status);
+
+#endif
