@@ -20,6 +20,7 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import plot
+from . import prometheus
 from . import report as R
 from .nodes import nodeset_expand
 
@@ -65,6 +66,9 @@ def parse_args(argv):
                     help="draw node times per part, slow nodes marked, to FILE (.svg or .png)")
     ap.add_argument("--slow", default="25%", metavar="PCT",
                     help="a node is marked slow on the plot above the median by this (25%%)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="also write the report as node_exporter textfile metrics to FILE "
+                         "(e.g. /var/lib/prometheus/node-exporter/stagebench.prom)")
     ap.add_argument("--output", "-o", metavar="FILE",
                     help="write the report to FILE instead of stdout")
     ap.add_argument("--version", action=catalogue.VersionAction)
@@ -115,6 +119,10 @@ def main(argv=None):
         if runs:
             L.say("no summary in %s itself; its runs are: %s" % (args.results[0],
                                                                  " ".join(runs[-10:])))
+    err = prometheus.write(args.prometheus, report, c) if args.prometheus else None
+    if err:
+        L.say("error: --prometheus: %s" % err)
+        return L.EXIT_FAILED
     if args.save_baseline:
         F.write_json_atomic(args.save_baseline, R.make_baseline(report, source=src))
         L.say("baseline saved to %s" % args.save_baseline)

@@ -25,6 +25,7 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import procs as P
+from . import prometheus
 from . import report as R
 
 LOG = "stagebench-cron.log"
@@ -65,6 +66,8 @@ def parse_args(argv):
     ap.add_argument("--sim", action="store_true",
                     help="run stagebench-sim instead of stagebench-cluster (a trial on one "
                          "machine)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="write node_exporter textfile metrics of each run to FILE")
     ap.add_argument("--log", metavar="FILE", help="log file (default: RESULTS/%s)" % LOG)
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print the report even when all is well")
@@ -189,5 +192,8 @@ def main():
         sys.stdout.write(text)
         sys.stdout.write("(results: %s; log: %s)\n" % (rundir, args.log or
                                                        os.path.join(results, LOG)))
+    if args.prometheus:
+        log(prometheus.write(args.prometheus, report, c, status) or "metrics written to %s"
+            % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status
