@@ -29,7 +29,7 @@ examples:
   stagebench-collect results/20260101-020000
   stagebench-collect results/20260101-020000 --format json > report.json
   stagebench-collect results/RUN --save-baseline baseline.json
-  stagebench-collect results/RUN --baseline baseline.json --tolerance 15%%
+  stagebench-collect results/RUN --baseline baseline.json --tolerance 15
   stagebench-collect results/RUN --expect 'node[001-128]' --plot times.svg
 
 exit status: 0 all good; 1 a node failed, is missing, a summary is invalid or duplicated,
