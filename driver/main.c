@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver/check.h"
+#include "driver/health.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
@@ -396,6 +397,8 @@ static int main_check(struct main_env *e)
 
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
+	if (e->o.health)
+		return main_finish(e, health_check(&e->o, e->res.node));
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if ((out = main_dir(e, false, why, sizeof(why))) != OUTCOME_OK)
