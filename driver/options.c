@@ -78,7 +78,7 @@ const struct opt_def options_table[] = {
 	{"results", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_RESULTS", FIELD(results), NOSET,
 	 C_CHECK, "--health: where this node's summaries are (DIR/NODE.json, DIR/RUN/NODE.PART.repK.json)"},
 	{"max-age", OPT_SECONDS, "SECONDS", 1, 31536000, NULL, "93600", NULL, FIELD(max_age), NOSET,
-	 C_CHECK, "--health: summaries older than this are no recent data (default: 26 h)"},
+	 C_CHECK, "--health: summaries older than this are no recent data (93600: 26 h)"},
 	{"dry-run", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(dry_run), NOSET,
 	 C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"},
 	{"force", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(force), NOSET,
