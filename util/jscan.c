@@ -191,8 +191,12 @@ int jscan_member(const char *text, size_t len, const char *key, char *buf, size_
 		jscan_ws(&s);
 		if (s.i >= s.len || s.p[s.i++] != ':')
 			return -EINVAL;
-		if (strcmp(name, key) == 0)
-			return jscan_copy(&s, buf, buflen);
+		if (strcmp(name, key) == 0) {
+			int rc = jscan_copy(&s, buf, buflen);
+			if (rc)
+				buf[0] = '\0'; /* a value cut by bad text is no value */
+			return rc;
+		}
 		if (jscan_skip(&s, 1))
 			return -EINVAL;
 		jscan_ws(&s);

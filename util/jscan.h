@@ -18,7 +18,7 @@
  * number, true, false or null its text. Members before it are checked and skipped, nested
  * no deeper than JSCAN_MAX_DEPTH. Returns 0; -ENOENT when the object has no such member (or
  * its value is an object, or an array whose first element is not a string); -EINVAL when the
- * text is not a JSON object up to and including that member.
+ * text is not a JSON object up to and including that member. buf is "" unless 0.
  */
 int jscan_member(const char *text, size_t len, const char *key, char *buf, size_t buflen);
 
