@@ -9,7 +9,6 @@ its end time, exit status and validity. A figure the report does not have (an ol
 part without a replica) is left out rather than written as 0. The file is written through
 files.write_atomic: a temporary file in the same directory, then a rename."""
 import math
-import time
 
 from . import common as L
 from . import files as F
@@ -121,7 +120,7 @@ def _run(m, report, collection, exit_status):
                 for g in collection.groups.values() for e in g.entries.values()
                 if _num(e.get("start_at")) is not None and _num(e.get("node_time_s")) is not None]
         end = max(ends) if ends else None
-    m.add("run_end_time_seconds", [], end if end is not None else time.time())
+    m.add("run_end_time_seconds", [], end)
     status = exit_status if exit_status is not None else report.get("exit_code")
     m.add("run_exit_status", [], status)
     nodes = report.get("nodes") or {}
