@@ -135,6 +135,20 @@ class Cron(ct.TempDirCase):
         with open(os.path.join(res, "stagebench-cron.log")) as f:
             self.assertIn("metrics written to %s" % prom, f.read())
 
+    def test_cron_metrics_that_cannot_be_written_are_logged(self):
+        res = self.path("res")
+        prom = self.path("missing-dir", "stagebench.prom")
+        p = ct.run_script("stagebench-cron", [
+            "--results", res, "--prometheus", prom, "--sim", "--", "--nodes", "1",
+            "--servers", "1", "--dir", self.path("stage"), "--stagebench", ct.BINARY,
+            "--scale", "tiny", "1a"], timeout=180)  # run_script: no traceback
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertFalse(os.path.exists(os.path.dirname(prom)))
+        with open(os.path.join(res, "stagebench-cron.log")) as f:
+            log = f.read()
+        self.assertIn("cannot write %s: No such file or directory" % prom, log)
+        self.assertRegex(log, r"end cron-\S+: exit %d" % p.returncode)
+
 
 if __name__ == "__main__":
     ct.setup_from_argv()
