@@ -22,6 +22,7 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import plot
+from . import prometheus
 from . import report as R
 from .nodes import nodeset_expand
 
@@ -30,7 +31,7 @@ examples:
   stagebench-collect results/20260101-020000
   stagebench-collect results/20260101-020000 --format json > report.json
   stagebench-collect results/RUN --save-baseline baseline.json
-  stagebench-collect results/RUN --baseline baseline.json --tolerance 15%%
+  stagebench-collect results/RUN --baseline baseline.json --tolerance 15
   stagebench-collect results/RUN --expect 'node[001-128]' --plot times.svg
 
 exit status: 0 all good; 1 a node failed, is missing, a summary is invalid or duplicated,
@@ -68,6 +69,9 @@ def parse_args(argv):
                     help="draw node times per part, slow nodes marked, to FILE (.svg or .png)")
     ap.add_argument("--slow", default="25%", metavar="PCT",
                     help="a node is marked slow on the plot above the median by this (25%%)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="also write the report as node_exporter textfile metrics to FILE "
+                         "(e.g. /var/lib/prometheus/node-exporter/stagebench.prom)")
     ap.add_argument("--output", "-o", metavar="FILE",
                     help="write the report to FILE instead of stdout")
     ap.add_argument("--version", action=catalogue.VersionAction)
@@ -118,6 +122,10 @@ def main(argv=None):
         if runs:
             L.say("no summary in %s itself; its runs are: %s" % (args.results[0],
                                                                  " ".join(runs[-10:])))
+    err = prometheus.write(args.prometheus, report, c) if args.prometheus else None
+    if err:
+        L.say("error: --prometheus: %s" % err)
+        return L.EXIT_FAILED
     if args.save_baseline:
         F.write_json_atomic(args.save_baseline, R.make_baseline(report, source=src))
         L.say("baseline saved to %s" % args.save_baseline)

@@ -8,7 +8,7 @@ collector's status. It prints nothing when all is well and the report when not, 
 only the problems.
 
     15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench \\
-        --baseline /shared/stagebench/baseline.json --tolerance 15% \\
+        --baseline /shared/stagebench/baseline.json --tolerance 15 \\
         -- -g compute --dir /stage/bench all
 """
 import argparse
@@ -25,6 +25,7 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import procs as P
+from . import prometheus
 from . import report as R
 
 LOG = "stagebench-cron.log"
@@ -32,11 +33,12 @@ LOCK = ".stagebench-cron.lock"
 RUN_RE = re.compile(r"^cron-\d{8}-\d{6}(-\d+)?$")
 EPILOG = """\
 crontab line (every night at 02:15):
-  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15% -- -g compute --dir /stage/bench all
+  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
 
-The arguments after -- go to stagebench-cluster (or stagebench-sim with --sim); --results and
---run-id are set by this script. Without an existing --baseline file, the first run that is
-all good becomes the baseline.
+The tolerance is in percent, written without a % sign: cron turns a bare % into a newline
+and cuts the command there. The arguments after -- go to stagebench-cluster (or
+stagebench-sim with --sim); --results and --run-id are set by this script. Without an
+existing --baseline file, the first run that is all good becomes the baseline.
 
 exit status: the collector's: 0 all good; 1 a node failed, is missing or invalid, or a node or
 part regressed; 2 bad usage; 3 another run still holds the lock; 130/143 interrupted.
@@ -65,6 +67,8 @@ def parse_args(argv):
     ap.add_argument("--sim", action="store_true",
                     help="run stagebench-sim instead of stagebench-cluster (a trial on one "
                          "machine)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="write node_exporter textfile metrics of each run to FILE")
     ap.add_argument("--log", metavar="FILE", help="log file (default: RESULTS/%s)" % LOG)
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print the report even when all is well")
@@ -189,5 +193,8 @@ def main():
         sys.stdout.write(text)
         sys.stdout.write("(results: %s; log: %s)\n" % (rundir, args.log or
                                                        os.path.join(results, LOG)))
+    if args.prometheus:
+        log(prometheus.write(args.prometheus, report, c, status) or "metrics written to %s"
+            % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status

@@ -14,7 +14,7 @@ import unittest
 
 COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
 EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
-            "stagebench.sbatch")
+            "stagebench.sbatch", "stagebench.nhc")
 
 
 def _build_tree():
