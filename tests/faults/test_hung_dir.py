@@ -14,6 +14,8 @@ import unittest
 import faulttest as ft
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster"))
+# clustertest's SshServer is the package's (scripts/stagebench/sshd.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import clustertest as ct  # noqa: E402
 
 CHECK_BOUND, INFO_BOUND = 25, 20
