@@ -47,6 +47,22 @@ def make_dir(path, mode=0o700):
     return check_dir(path, private=not mode & 0o077)
 
 
+def make_run_dir(path, mode=0o755):
+    """A run's results directory: created fresh; or, when the command that started this one
+    made it (stagebench-sim, stagebench-cron, for their own files), adopted only when it is a
+    directory of ours, not a link, and writable by no one else, so nothing in it can have been
+    planted."""
+    try:
+        return make_dir(path, mode)
+    except FileExistsError:
+        pass
+    check_dir(path)
+    m = stat.S_IMODE(os.lstat(path).st_mode)
+    if m & 0o022:
+        raise UnsafePath("%s is writable by other users (mode %04o)" % (path, m))
+    return path
+
+
 def ensure_dir(path, mode=0o755, private=False):
     """path as a directory of ours: created (with its parents) when missing, else checked."""
     try:

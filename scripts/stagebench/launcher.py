@@ -553,8 +553,9 @@ class Launcher:
     def rcopy(self, nodes, part, rep):
         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
         incoming = os.path.join(self.rundir, "incoming")
-        if not os.path.isdir(incoming):
-            F.make_dir(incoming)
+        if not getattr(self, "_incoming_made", False):
+            F.make_dir(incoming)  # fresh: fails if anything is at its name
+            self._incoming_made = True
         F.check_dir(incoming, private=True)
         self.round_no += 1
         nf = self.nodes_file(nodes, "rcopy")
@@ -661,7 +662,7 @@ class Launcher:
                                "--run-id" % self.rundir)
         try:
             F.ensure_dir(self.results)
-            F.ensure_dir(self.rundir)
+            F.make_run_dir(self.rundir)
             F.make_dir(os.path.join(self.rundir, "logs"), 0o755)
         except OSError as e:
             L.fail("cannot create %s: %s" % (self.rundir, L.errno_text(e)), L.EXIT_PRECONDITION)

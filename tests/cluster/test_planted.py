@@ -169,6 +169,73 @@ class Planted(ct.TempDirCase):
         self.sh(self.L.SH_SCRATCH_RM, scratch)
         self.assertFalse(os.path.lexists(scratch))
 
+    # -- the results run directory, sim/bin, logs, incoming
+
+    def plant_run_dir(self, run_id):
+        """The other user makes RESULTS/<run id> beforehand (run ids are predictable), with
+        logs/ and sim/bin/ holding links to the victim file and a wrapper of their own."""
+        d = os.path.join(self.shared, run_id)
+        marker = self.path("shared", "owned-" + run_id)
+        script = ('mkdir -p "$1/logs" "$1/sim/bin" "$1/incoming" && chmod -R 0777 "$1" && '
+                  'ln -s "$2" "$1/logs/001-info.nodes" && ln -s "$2" "$1/manifest.json.tmp" && '
+                  'for n in node1 node2; do printf "#!/bin/sh\\nid >%s\\n" "$3" >"$1/sim/bin/$n"; '
+                  'chmod 0777 "$1/sim/bin/$n"; done')
+        p = nobody("sh", "-c", script, "sh", d, self.victim, marker)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return d, marker
+
+    def assert_untouched(self, d, marker):
+        self.victim_untouched()
+        self.assertFalse(os.path.exists(marker), "a planted wrapper ran")
+        for root, dirs, files in os.walk(d):
+            for n in dirs + files:
+                self.assertNotEqual(os.lstat(os.path.join(root, n)).st_uid, 0,
+                                    "%s written in a planted directory" % n)
+
+    def test_sim_refuses_planted_run_dir(self):
+        d, marker = self.plant_run_dir("sim-planted")
+        p = ct.run_script("stagebench-sim", [
+            "--nodes", "2", "--servers", "1", "--dir", self.path("stage"), "--results", self.shared,
+            "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "sim-planted", "1a"])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("belongs to uid", p.stderr)
+        self.assert_untouched(d, marker)
+
+    def test_sim_refuses_run_dir_open_to_others(self):
+        """A run directory of ours that others can write into is not adopted: its sim/bin
+        would be executed."""
+        d = os.path.join(self.shared, "sim-old")
+        os.mkdir(d)
+        os.chmod(d, 0o777)
+        p = ct.run_script("stagebench-sim", [
+            "--nodes", "2", "--servers", "1", "--dir", self.path("stage"), "--results", self.shared,
+            "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "sim-old", "1a"])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertEqual(os.listdir(d), [])
+
+    def cluster(self, run_id):
+        return ct.run_script("stagebench-cluster", [
+            "-w", "nodeA", "--exec", "--stagebench", ct.BINARY, "--dir", self.path("stage"),
+            "--results", self.shared, "--run-id", run_id, "--scale", "tiny", "1a"])
+
+    def test_cluster_refuses_planted_run_dir(self):
+        d, marker = self.plant_run_dir("cl-planted")
+        p = self.cluster("cl-planted")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("belongs to uid", p.stderr)
+        self.assert_untouched(d, marker)
+
+    def test_cluster_refuses_run_dir_open_to_others(self):
+        """A run directory of ours that others can write into is not adopted: anything in
+        it may be theirs."""
+        d = os.path.join(self.shared, "cl-open")
+        os.mkdir(d)
+        os.chmod(d, 0o777)
+        p = self.cluster("cl-open")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("is writable by other users", p.stderr)
+        self.assertEqual(os.listdir(d), [])
+
 
 if __name__ == "__main__":
     ct.setup_from_argv()
