@@ -402,7 +402,9 @@ class Launcher:
 
     def save_manifest(self):
         if self.manifest is not None:
-            F.write_json_atomic(os.path.join(self.rundir, L.MANIFEST), self.manifest)
+            # what nodes said (errors, mount sources) is kept escaped, never raw
+            F.write_json_atomic(os.path.join(self.rundir, L.MANIFEST),
+                                L.safe_json(self.manifest))
 
     # -- the phases
 

@@ -9,6 +9,7 @@ import heapq
 import json
 import math
 import os
+import stat
 
 from . import catalogue
 from . import common as L
@@ -25,6 +26,91 @@ class Bad(Exception):
 
 class _Slow(Exception):
     """The fast path met something unusual: the checking path says what."""
+
+
+# The door every JSON file the collector reads goes through (summaries, the manifest,
+# baselines): a file over MAX_FILE_BYTES is refused before it is read; the text must be UTF-8;
+# duplicate keys, NaN and Infinity, integers over 20 digits and floats that overflow are
+# refused while parsing; nesting deeper than MAX_DEPTH is refused; each a one-line reason.
+MAX_FILE_BYTES = 64 << 20
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 20
+# Absurd values: no duration of a part reaches MAX_SECONDS (115 days), no instant MAX_EPOCH
+# (the binary's own bound for --start-at).
+MAX_SECONDS = 1e7
+MAX_EPOCH = 1e11
+
+
+def _pairs(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise Bad("duplicate key %s" % json.dumps(k)[:60])
+        d[k] = v
+    return d
+
+
+def _constant(name):
+    raise Bad("%s is not a number JSON allows" % name)
+
+
+def _parse_int(text):
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise Bad("an integer of %d digits is out of range" % len(text.lstrip("-")))
+    return int(text)
+
+
+def _parse_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise Bad("the number %s is out of range" % text[:40])
+    return v
+
+
+def _depth_ok(obj, limit=MAX_DEPTH):
+    """obj nests no deeper than limit (iteratively: a deep structure cannot exhaust the
+    stack here)."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values() if isinstance(v, (dict, list)))
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))
+    return True
+
+
+def load_json(path, limit=MAX_FILE_BYTES):
+    """The JSON value of the file at path, through the door; Bad (one line) otherwise. A file
+    that cannot be read raises OSError."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise Bad("not a regular file")
+        if st.st_size > limit:
+            raise Bad("%d bytes, over the %d MiB a file may be" % (st.st_size, limit >> 20))
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise Bad("over the %d MiB a file may be" % (limit >> 20))
+    if not data.strip():
+        raise Bad("empty file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Bad("not UTF-8 text (byte %d)" % e.start)
+    del data
+    try:
+        obj = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant,
+                         parse_int=_parse_int, parse_float=_parse_float)
+    except RecursionError:
+        raise Bad("not valid JSON: nested too deeply")
+    except ValueError as e:
+        raise Bad("not valid JSON (truncated or damaged): %s" % e)
+    if not _depth_ok(obj):
+        raise Bad("not valid JSON: nested deeper than %d" % MAX_DEPTH)
+    return obj
 
 
 _NUM = frozenset((int, float))
@@ -162,7 +248,7 @@ def _field(obj, key, where, required):
     return v
 
 
-def _num(obj, key, where, required=True, lo=None):
+def _num(obj, key, where, required=True, lo=None, hi=None):
     v = _field(obj, key, where, required)
     if v is _MISSING:
         return None
@@ -171,11 +257,13 @@ def _num(obj, key, where, required=True, lo=None):
         raise Bad("field %s%s is not a number" % (where, key))
     if lo is not None and v < lo:
         raise Bad("field %s%s is negative" % (where, key))
+    if hi is not None and v > hi:
+        raise Bad("field %s%s (%g) is out of range: at most %g" % (where, key, v, hi))
     return v
 
 
 def _int(obj, key, where, required=True):
-    v = _num(obj, key, where, required, lo=0)
+    v = _num(obj, key, where, required, lo=0, hi=UINT64_MAX)
     if v is not None and not isinstance(v, int):
         raise Bad("field %s%s is not a whole number" % (where, key))
     return v
@@ -272,16 +360,19 @@ def _part(part, where, top):
         "part": _str(part, "part", where),
         "status": status,
         "error": _str(part, "error", where, required=False),
-        "node_time_s": _num(part, "node_time_s", where, lo=0),
+        "node_time_s": _num(part, "node_time_s", where, lo=0, hi=MAX_SECONDS),
         "bytes": _int(part, "bytes", where),
         "ops": _int(part, "ops", where),
-        "start_at": _num(part, "start_at", where, lo=0),
-        "release_spread_s": _num(part, "release_spread_s", where, required=False),
+        "start_at": _num(part, "start_at", where, lo=0, hi=MAX_EPOCH),
+        "release_spread_s": _num(part, "release_spread_s", where, required=False,
+                                 hi=MAX_SECONDS),
         "verified": bool(part.get("verified")),
         "late": bool(part.get("late")),
     }
     if not L._PART_RE.match(p["part"]):
         raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
+    if p["part"] not in catalogue.load().part_test:
+        raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
     tt = part.get("thread_time_s")
     if isinstance(tt, dict):
         p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
@@ -318,6 +409,7 @@ def _threads_fast(threads, top):
             raise _Slow
         if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
                 min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
+                max(times) > MAX_SECONDS or max(rels) > MAX_EPOCH or \
                 min((c for c in cpus if c is not None), default=0) < 0:
             raise _Slow
     ran = [i for i, r in enumerate(rels) if r > 0]
@@ -342,8 +434,8 @@ def _threads(threads, top, where):
     first_err = None
     for i, th in enumerate(threads):
         w = "%sper_thread[%d]." % (where, i)
-        t = _num(th, "time_s", w, lo=0)
-        rel = _num(th, "release_at", w, lo=0)
+        t = _num(th, "time_s", w, lo=0, hi=MAX_SECONDS)
+        rel = _num(th, "release_at", w, lo=0, hi=MAX_EPOCH)
         index = _int(th, "index", w)
         cpu = _int(th, "cpu", w, required=False)
         err = _str(th, "error", w, required=False)
@@ -365,18 +457,11 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
     """One summary reduced to what the report needs, or {'error': why}. Never raises."""
     name = os.path.basename(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        s = load_json(path)
     except OSError as e:
         return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
-    if not data.strip():
-        return {"file": name, "error": "empty file"}
-    try:
-        s = json.loads(data)
-    except RecursionError:
-        return {"file": name, "error": "not valid JSON: nested too deeply"}
-    except ValueError as e:
-        return {"file": name, "error": "not valid JSON (truncated or damaged): %s" % e}
+    except Bad as e:
+        return {"file": name, "error": str(e)}
     try:
         return _summary(s, name, rep_offset, top)
     except Bad as e:
@@ -422,17 +507,23 @@ def _summary(s, name, rep_offset, top):
     for ti, t in enumerate(_list(s, "tests", "")):
         w = "tests[%d]." % ti
         test = _str(t, "test", w)
+        cat = catalogue.load()
+        if test not in cat.tests:
+            raise Bad("field %stest '%s' is not a test" % (w, test[:40]))
         rep = _int(t, "repetition", w)
         if rep < 1:
             raise Bad("field %srepetition is below 1" % w)
         rep += rep_offset
-        _num(t, "result_s", w, lo=0)
+        _num(t, "result_s", w, lo=0, hi=MAX_SECONDS)
         parts = _list(t, "parts", w)
         terr = _str(t, "error", w, required=False)
         if not parts:
             out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
         for pi, part in enumerate(parts):
             p = _part(part, "%sparts[%d]." % (w, pi), top)
+            if p["part"] not in cat.tests[test]["parts"]:
+                raise Bad("field %sparts[%d].part '%s' is not a part of test %s"
+                          % (w, pi, p["part"], test))
             if p["status"] not in OK_STATUSES and not p["error"]:
                 p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
             out["entries"].append((test, rep, p["part"], p))
@@ -468,3 +559,116 @@ def _read_chunk(items):
     return [read_summary(path, off) for path, off in items]
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The launcher's manifest and baselines, through the same door
+
+
+def _names(obj, key, where, check):
+    v = obj.get(key)
+    if v is None:
+        return
+    if not isinstance(v, list):
+        raise Bad("field %s%s is not a list" % (where, key))
+    for i, x in enumerate(v):
+        if not check(x):
+            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, L.safe_text(x)[:70]
+                                                           if isinstance(x, str) else x))
+
+
+def check_manifest(m):
+    """A launcher manifest (stagebench.manifest/1) checked like the summaries: node names by
+    the binary's rule, tests and parts of the catalogue, numbers finite and in range, strings
+    escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller."""
+    cat = catalogue.load()
+    _names(m, "nodes", "", L.node_name_ok)
+    if m.get("run_id") is not None and not L.run_id_ok(m.get("run_id")):
+        raise Bad("field run_id is not a valid run id")
+    run = m.get("run")
+    if run is not None:
+        if not isinstance(run, dict):
+            raise Bad("field run is not an object")
+        _names(run, "tests", "run.", lambda x: x in cat.tests)
+        _names(run, "parts", "run.", lambda x: x in cat.part_test)
+    for key, rule in (("servers", L.node_name_ok), ("preparers", lambda x: True)):
+        d = m.get(key)
+        if d is None:
+            continue
+        if not isinstance(d, dict):
+            raise Bad("field %s is not an object" % key)
+        for k, v in d.items():
+            if not isinstance(v, str) or not rule(k) or \
+                    (key == "preparers" and not L.node_name_ok(v)):
+                raise Bad("field %s has an entry that is not valid: '%s'"
+                          % (key, L.safe_text(k)[:70]))
+    for key in ("notes",):
+        if m.get(key) is not None and not (isinstance(m[key], list) and
+                                           all(isinstance(x, str) for x in m[key])):
+            raise Bad("field %s is not a list of strings" % key)
+    rounds = m.get("rounds")
+    if rounds is not None and not isinstance(rounds, list):
+        raise Bad("field rounds is not a list")
+    for i, rnd in enumerate(rounds or []):
+        w = "rounds[%d]." % i
+        if not isinstance(rnd, dict):
+            raise Bad("field rounds[%d] is not an object" % i)
+        if rnd.get("kind") != "run":
+            continue
+        test, part = rnd.get("test"), rnd.get("part")
+        if test not in cat.tests or part not in cat.tests[test]["parts"]:
+            raise Bad("field %stest/part '%s'/'%s' is not a part of the catalogue"
+                      % (w, L.safe_text(test)[:20], L.safe_text(part)[:20]))
+        rep = _int(rnd, "rep", w)
+        if rep < 1:
+            raise Bad("field %srep is below 1" % w)
+        _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
+        failed = rnd.get("failed")
+        if failed is None:
+            continue
+        if not isinstance(failed, dict):
+            raise Bad("field %sfailed is not an object" % w)
+        for node, res in failed.items():
+            if not L.node_name_ok(node):
+                raise Bad("field %sfailed names '%s', not a valid node name"
+                          % (w, L.safe_text(node)[:70]))
+            if not isinstance(res, dict):
+                raise Bad("field %sfailed.%s is not an object" % (w, node))
+            _str(res, "status", "%sfailed.%s." % (w, node), required=False)
+            _str(res, "error", "%sfailed.%s." % (w, node), required=False)
+    return L.safe_json(m)
+
+
+def check_baseline(b):
+    """A baseline (stagebench.baseline/1): parts of the catalogue, node names by the rule,
+    every time a finite number above 0 (a cluster time may be null). Returns it; Bad naming
+    the first wrong value otherwise."""
+    cat = catalogue.load()
+    parts = b.get("parts")
+    if not isinstance(parts, dict):
+        raise Bad("field parts is not an object")
+    for part, d in parts.items():
+        if part not in cat.part_test:
+            raise Bad("parts names '%s', not a part of any test" % L.safe_text(part)[:40])
+        if not isinstance(d, dict):
+            raise Bad("field parts.%s is not an object" % part)
+        ct = d.get("cluster_time_s")
+        if ct is not None and not _positive_time(ct):
+            raise Bad("field parts.%s.cluster_time_s (%s) is not a time above 0"
+                      % (part, L.safe_text(json.dumps(ct))[:40]))
+        nodes = d.get("nodes", {})
+        if not isinstance(nodes, dict):
+            raise Bad("field parts.%s.nodes is not an object" % part)
+        for n, t in nodes.items():
+            if not L.node_name_ok(n):
+                raise Bad("field parts.%s.nodes names '%s', not a valid node name"
+                          % (part, L.safe_text(n)[:70]))
+            if not _positive_time(t):
+                raise Bad("field parts.%s.nodes.%s (%s) is not a time above 0"
+                          % (part, n, L.safe_text(json.dumps(t))[:40]))
+    return b
+
+
+def _positive_time(t):
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and \
+        0 < t <= MAX_SECONDS
