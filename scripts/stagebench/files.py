@@ -114,9 +114,29 @@ def open_ours(path, mode=0o600):
     return os.fdopen(fd, "a+")
 
 
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_replaceable(path):
+    """Nothing is at path, or a regular file: what an output may replace (never a link, a
+    FIFO, a device such as /dev/null, a directory). UnsafePath otherwise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise UnsafePath("%s is %s: only a regular file is replaced" % (path, kind))
+
+
 def write_atomic(path, data, mode=0o644):
     """Write data (str or bytes) to path through an exclusive temporary file in the same
-    directory and a rename: never a half file, never through a planted name."""
+    directory and a rename: never a half file, never through a planted name, never over
+    anything but a regular file (check_replaceable). Write errors raise OSError with their
+    cause (ENOSPC...), and leave nothing behind."""
+    check_replaceable(path)
     d, base = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + base[:64] + ".", suffix=".tmp", dir=d)
     try:
