@@ -232,6 +232,11 @@ def _load_manifest(c, path):
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest invalid: %s" % e})
         return
+    except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
+        c.invalid.append({"file": os.path.basename(path),
+                          "reason": "launcher manifest invalid: unexpected structure (%s: %s)"
+                                    % (type(e).__name__, L.safe_text(e)[:200])})
+        return
     c.manifest = m
     for rnd in m.get("rounds") or []:
         if not isinstance(rnd, dict) or rnd.get("kind") != "run":

@@ -15,6 +15,7 @@ from . import catalogue
 from . import common as L
 
 UINT64_MAX = (1 << 64) - 1
+INT64_MAX = (1 << 63) - 1  # a bucket count (kept in an array of int64)
 TOP_THREADS = 5
 START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
@@ -306,7 +307,7 @@ def _hist_fast(h):
             idx = [x[0] for x in b]
             cnt = [x[1] for x in b]
             if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
-                    min(idx) < 0 or max(idx) > last or min(cnt) < 0:
+                    min(idx) < 0 or max(idx) > last or min(cnt) < 0 or max(cnt) > INT64_MAX:
                 raise _Slow
         else:
             idx = cnt = []
@@ -344,7 +345,7 @@ def _hist(part, where):
         if not (isinstance(b, list) and len(b) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) for x in b)):
             raise Bad("field %sbuckets has an entry that is not [index, count]" % w)
-        if not (0 <= b[0] <= last) or b[1] < 0:
+        if not (0 <= b[0] <= last) or not (0 <= b[1] <= INT64_MAX):
             raise Bad("field %sbuckets has an index or count out of range" % w)
         idx.append(b[0])
         cnt.append(b[1])
@@ -495,11 +496,11 @@ def _summary(s, name, rep_offset, top):
         "file": name, "error": None, "node": node,
         "host": s.get("host") if isinstance(s.get("host"), str) else None,
         "dir": s.get("dir") if isinstance(s.get("dir"), str) else None,
-        "fs": {"type": fs.get("type"), "source": fs.get("source")},
+        "fs": {"type": _opt_str(fs.get("type")), "source": _opt_str(fs.get("source"))},
         "ntp": clock.get("ntp_synchronized") is True,
         "ntp_known": isinstance(clock.get("ntp_synchronized"), bool),
-        "maxerror_us": clock.get("maxerror_us"),
-        "status": status, "exit_code": s.get("exit_code"), "errors": errors[:3],
+        "maxerror_us": _opt_num(clock.get("maxerror_us")),
+        "status": status, "exit_code": _opt_num(s.get("exit_code")), "errors": errors[:3],
         "entries": [], "test_errors": [],
     }
     run = s.get("run") if isinstance(s.get("run"), dict) else {}
@@ -533,7 +534,8 @@ def _summary(s, name, rep_offset, top):
         # A node that failed before any test ran (say, its --dir is missing): the error
         # belongs to the parts the invocation named.
         why = errors[0] if errors else "no test ran (status %s)" % status
-        named = run.get("tests") if isinstance(run.get("tests"), list) else []
+        named = [t for t in run.get("tests") if isinstance(t, str)] \
+            if isinstance(run.get("tests"), list) else []
         repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
         keys = []
         cat = catalogue.load()
@@ -553,6 +555,15 @@ def _summary(s, name, rep_offset, top):
         if not keys:
             out["test_errors"].append((None, None, why, None))
     return out
+
+
+def _opt_str(v):
+    return v if isinstance(v, str) else None
+
+
+def _opt_num(v):
+    """A finite number (JSON already refused the others), else None."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _read_chunk(items):
@@ -589,8 +600,8 @@ def check_manifest(m):
     if run is not None:
         if not isinstance(run, dict):
             raise Bad("field run is not an object")
-        _names(run, "tests", "run.", lambda x: x in cat.tests)
-        _names(run, "parts", "run.", lambda x: x in cat.part_test)
+        _names(run, "tests", "run.", lambda x: isinstance(x, str) and x in cat.tests)
+        _names(run, "parts", "run.", lambda x: isinstance(x, str) and x in cat.part_test)
     for key, rule in (("servers", L.node_name_ok), ("preparers", lambda x: True)):
         d = m.get(key)
         if d is None:
@@ -616,7 +627,8 @@ def check_manifest(m):
         if rnd.get("kind") != "run":
             continue
         test, part = rnd.get("test"), rnd.get("part")
-        if test not in cat.tests or part not in cat.tests[test]["parts"]:
+        if not isinstance(test, str) or not isinstance(part, str) or \
+                test not in cat.tests or part not in cat.tests[test]["parts"]:
             raise Bad("field %stest/part '%s'/'%s' is not a part of the catalogue"
                       % (w, L.safe_text(test)[:20], L.safe_text(part)[:20]))
         rep = _int(rnd, "rep", w)
