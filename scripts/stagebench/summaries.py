@@ -86,8 +86,10 @@ def _depth_ok(obj, limit=MAX_DEPTH):
 def load_json(path, limit=MAX_FILE_BYTES):
     """The JSON value of the file at path, through the door; Bad (one line) otherwise. A file
     that cannot be read raises OSError."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
+    # O_NONBLOCK: a FIFO at the name must not hold the reader (it is refused below)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Bad("not a regular file")
         if st.st_size > limit:

@@ -234,6 +234,17 @@ class Inputs(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("NaN", p.stdout)
 
+    def test_fifo_inputs_do_not_hold_the_collector(self):
+        """A FIFO as the baseline or the manifest: refused at once, not waited on."""
+        os.unlink(os.path.join(self.run_dir, "manifest.json"))
+        os.mkfifo(os.path.join(self.run_dir, "manifest.json"))
+        fifo = os.path.join(self.dir, "baseline.json")
+        os.mkfifo(fifo)
+        p = self.collect("--baseline", fifo, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not a regular file", p.stderr)
+        self.assert_invalid("manifest.json", "not a regular file")
+
     # -- host and servers files
 
     def test_host_and_servers_files_any_bytes(self):
