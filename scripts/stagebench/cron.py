@@ -42,7 +42,9 @@ The arguments after -- go to stagebench-cluster (or stagebench-sim with --sim); 
 all good becomes the baseline.
 
 exit status: the collector's: 0 all good; 1 a node failed, is missing or invalid, or a node or
-part regressed; 2 bad usage; 3 another run still holds the lock; 130/143 interrupted.
+part regressed, or the launcher died; 2 bad usage (a --results others can write into
+included); 3 another run still holds the lock or a previous run's processes are alive, or a
+report or baseline could not be written (the cause named); 130/143 interrupted.
 """
 
 
@@ -281,9 +283,10 @@ def main():
     c = R.collect([rundir])
     report = R.build_report(c, baseline=baseline, tolerance=tolerance, source=rundir)
     text = "".join("%s\n" % x for x in notes) + R.to_text(report)
-    F.write_atomic(os.path.join(rundir, L.REPORT_TXT), text)
-    F.write_atomic(os.path.join(rundir, L.REPORT_JSON), R.to_json(report))
     status = report["exit_code"]
+    failed_writes = not (_write(log, F.write_atomic, os.path.join(rundir, L.REPORT_TXT), text)
+                         and _write(log, F.write_atomic, os.path.join(rundir, L.REPORT_JSON),
+                                    R.to_json(report)))
     if rc < 0 and status == L.EXIT_OK:
         status = L.EXIT_FAILED
     log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
@@ -292,16 +295,43 @@ def main():
            len(report["regressions"])))
     if args.baseline and baseline is None:
         if status == L.EXIT_OK:
-            F.write_json_atomic(args.baseline, R.make_baseline(report, source=rundir))
-            log("baseline %s created from %s" % (args.baseline, run_id))
+            if _write(log, F.write_json_atomic, args.baseline,
+                      R.make_baseline(report, source=rundir)):
+                log("baseline %s created from %s" % (args.baseline, run_id))
+            else:
+                failed_writes = True
         else:
             log("no baseline yet, and %s is not good enough to become one" % run_id)
     record(rec, "end %s %d" % (run_id, status))
     prune(results, args.keep, run_id, log, rec)
     if rc in (L.EXIT_SIGINT, L.EXIT_SIGTERM):
         status = rc
+    if failed_writes and status == L.EXIT_OK:
+        status = L.EXIT_PRECONDITION
     if status != L.EXIT_OK or args.verbose or notes:
-        sys.stdout.write(L.safe_text(text))
-        sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
+        try:
+            sys.stdout.write(L.safe_text(text))
+            sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
+            sys.stdout.flush()
+        except OSError as e:
+            log("cannot write the report on stdout: %s" % L.errno_text(e))
+            L.say("error: cannot write stdout: %s" % L.errno_text(e))
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            except OSError:
+                pass
+            status = status or L.EXIT_PRECONDITION
     log("end %s: exit %d" % (run_id, status))
     return status
+
+
+def _write(log, fn, path, data):
+    """One output of the run; False, logged and said with its cause, when it failed."""
+    try:
+        fn(path, data)
+        return True
+    except OSError as e:
+        why = str(e) if isinstance(e, F.UnsafePath) else L.errno_text(e)
+        log("cannot write %s: %s" % (path, why))
+        L.say("error: cannot write %s: %s" % (path, why))
+        return False

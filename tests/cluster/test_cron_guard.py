@@ -98,6 +98,18 @@ class CronGuard(ct.TempDirCase):
         for d in fakes:
             self.assertIn(d, now)
 
+    def test_baseline_not_written_through_a_link(self):
+        """The first good run becomes the baseline: not through a link at its name (exit 3,
+        the cause said, the run itself kept)."""
+        victim = self.path("victim")
+        link = self.path("baseline.json")
+        os.symlink(victim, link)
+        p = self.cron(["--baseline", link])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("is a symbolic link: only a regular file is replaced", p.stderr)
+        self.assertFalse(os.path.exists(victim))
+        self.assertTrue(os.path.islink(link))
+
     def wait_for(self, what, cond, limit=90):
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
