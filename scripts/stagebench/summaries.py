@@ -556,7 +556,19 @@ def _summary(s, name, rep_offset, top):
                 out["test_errors"].append((test, rep, why, part))
         if not keys:
             out["test_errors"].append((None, None, why, None))
+    # What the node wrote, as it goes on to terminals and reports: escaped, never raw.
+    for k in ("host", "dir"):
+        out[k] = _esc(out[k])
+    out["fs"] = {k: _esc(v) for k, v in out["fs"].items()}
+    out["errors"] = [L.safe_text(e) for e in out["errors"]]
+    for _t, _r, _name, p in out["entries"]:
+        p["error"] = _esc(p["error"])
+    out["test_errors"] = [(t, r, _esc(why), part) for t, r, why, part in out["test_errors"]]
     return out
+
+
+def _esc(v):
+    return L.safe_text(v) if isinstance(v, str) else v
 
 
 def _opt_str(v):

@@ -172,6 +172,23 @@ class Inputs(unittest.TestCase):
         p = self.collect("--format", "json")
         self.assertIn("boom \\\\x1b[31m", p.stdout)
 
+    def test_summary_text_escaped_at_the_door(self):
+        """What a node wrote in its summary (errors, mount source) is kept escaped by the
+        reader, whoever prints it next (the collector, the launcher's report)."""
+        from stagebench import summaries as S
+        name = summaries()[0]
+
+        def damage(s):
+            s["fs"]["source"] = "srv:/x\x1b[2J"
+            s["errors"] = ["bad \x1b]0;t\x07"]
+            s["tests"][0]["parts"][0]["error"] = "part \x1b[31m"
+        self.edit(name, damage)
+        r = S.read_summary(os.path.join(self.run_dir, name))
+        self.assertIsNone(r["error"])
+        self.assertEqual(r["fs"]["source"], "srv:/x\\x1b[2J")
+        self.assertEqual(r["errors"], ["bad \\x1b]0;t\\x07"])
+        self.assertEqual(r["entries"][0][3]["error"], "part \\x1b[31m")
+
     # -- the manifest
 
     def test_manifest_validated_like_summaries(self):
