@@ -9,6 +9,7 @@ import heapq
 import json
 import math
 import os
+import re
 import stat
 
 from . import catalogue
@@ -43,22 +44,22 @@ MAX_EPOCH = 1e11
 
 
 def _pairs(pairs):
-    d = {}
-    for k, v in pairs:
-        if k in d:
-            raise Bad("duplicate key %s" % json.dumps(k)[:60])
-        d[k] = v
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _v in pairs:
+            if k in seen:
+                raise Bad("duplicate key %s" % json.dumps(k)[:60])
+            seen.add(k)
     return d
+
+
+# An integer of more than MAX_INT_DIGITS digits, found in the text before it is parsed.
+_LONG_INT = re.compile(r"[:\[,]\s*-?(\d{%d,})" % (MAX_INT_DIGITS + 1))
 
 
 def _constant(name):
     raise Bad("%s is not a number JSON allows" % name)
-
-
-def _parse_int(text):
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise Bad("an integer of %d digits is out of range" % len(text.lstrip("-")))
-    return int(text)
 
 
 def _parse_float(text):
@@ -83,9 +84,13 @@ def _depth_ok(obj, limit=MAX_DEPTH):
     return True
 
 
-def load_json(path, limit=MAX_FILE_BYTES):
+def load_json(path, limit=MAX_FILE_BYTES, strict=True):
     """The JSON value of the file at path, through the door; Bad (one line) otherwise. A file
-    that cannot be read raises OSError."""
+    that cannot be read raises OSError. strict (the manifest, baselines: used as a whole) also
+    refuses integers over MAX_INT_DIGITS digits, floats that overflow and nesting deeper than
+    MAX_DEPTH anywhere; a summary, of which only checked fields are used, leaves those to the
+    field checks (it is read 10,000 times in a large run: a scan of every number would cost
+    more than the parsing)."""
     # O_NONBLOCK: a FIFO at the name must not hold the reader (it is refused below)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
@@ -104,14 +109,19 @@ def load_json(path, limit=MAX_FILE_BYTES):
     except UnicodeDecodeError as e:
         raise Bad("not UTF-8 text (byte %d)" % e.start)
     del data
+    m = _LONG_INT.search(text) if strict else None
+    if m:
+        raise Bad("an integer of %d digits is out of range" % len(m.group(1)))
+    kw = {"object_pairs_hook": _pairs, "parse_constant": _constant}
+    if strict:
+        kw["parse_float"] = _parse_float
     try:
-        obj = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant,
-                         parse_int=_parse_int, parse_float=_parse_float)
+        obj = json.loads(text, **kw)
     except RecursionError:
         raise Bad("not valid JSON: nested too deeply")
     except ValueError as e:
         raise Bad("not valid JSON (truncated or damaged): %s" % e)
-    if not _depth_ok(obj):
+    if strict and not _depth_ok(obj):
         raise Bad("not valid JSON: nested deeper than %d" % MAX_DEPTH)
     return obj
 
@@ -261,7 +271,8 @@ def _num(obj, key, where, required=True, lo=None, hi=None):
     if lo is not None and v < lo:
         raise Bad("field %s%s is negative" % (where, key))
     if hi is not None and v > hi:
-        raise Bad("field %s%s (%g) is out of range: at most %g" % (where, key, v, hi))
+        shown = "an integer over 2**64" if isinstance(v, int) and v > UINT64_MAX else "%g" % v
+        raise Bad("field %s%s (%s) is out of range: at most %g" % (where, key, shown, hi))
     return v
 
 
@@ -297,7 +308,8 @@ def _hist_fast(h):
         sub_bits, max_bits = h["sub_bits"], h["max_bits"]
         nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
         b = h["buckets"]
-        if set(map(type, nums)) != _INT or min(nums) < 0 or type(b) is not list:
+        if set(map(type, nums)) != _INT or min(nums) < 0 or max(nums) > UINT64_MAX or \
+                type(b) is not list:
             raise _Slow
         if not (1 <= sub_bits < max_bits <= 64) or \
                 (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
@@ -315,7 +327,7 @@ def _hist_fast(h):
             idx = cnt = []
         if sum(cnt) != nums[2]:
             raise _Slow
-    except (TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError, OverflowError):
         raise _Slow
     return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
             array.array("q", cnt))
@@ -378,9 +390,9 @@ def _part(part, where, top):
         raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
     tt = part.get("thread_time_s")
     if isinstance(tt, dict):
-        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
-        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False)
-        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False)
+        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
+        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
+        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
     threads = _list(part, "per_thread", where)
     try:
         times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
@@ -410,10 +422,12 @@ def _threads_fast(threads, top):
                 set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
                 set(map(type, errs)) <= _OPT_STR):
             raise _Slow
-        if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
-                min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
-                max(times) > MAX_SECONDS or max(rels) > MAX_EPOCH or \
-                min((c for c in cpus if c is not None), default=0) < 0:
+        # bounds first (a huge integer compares, but cannot become a float for isfinite)
+        if min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
+                max(times) > MAX_SECONDS or max(rels) > MAX_EPOCH or max(index) > UINT64_MAX or \
+                min((c for c in cpus if c is not None), default=0) < 0 or \
+                max((c for c in cpus if c is not None), default=0) > UINT64_MAX or \
+                not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))):
             raise _Slow
     ran = [i for i, r in enumerate(rels) if r > 0]
     if len(ran) == len(rels):
@@ -460,7 +474,7 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
     """One summary reduced to what the report needs, or {'error': why}. Never raises."""
     name = os.path.basename(path)
     try:
-        s = load_json(path)
+        s = load_json(path, strict=False)
     except OSError as e:
         return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
     except Bad as e:
@@ -477,6 +491,9 @@ def _summary(s, name, rep_offset, top):
     if not isinstance(s, dict):
         raise Bad("not a JSON object")
     run = s.get("run")
+    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int) and \
+            not 0 <= run["first_repetition"] <= 1000000000:
+        raise Bad("field run.first_repetition is out of range")
     if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
         # the summary numbers its repetitions itself (stagebench run --repetition R)
         rep_offset = 0
@@ -576,8 +593,10 @@ def _opt_str(v):
 
 
 def _opt_num(v):
-    """A finite number (JSON already refused the others), else None."""
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    """A finite number of sane size, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > UINT64_MAX:
+        return None
+    return v if math.isfinite(v) else None
 
 
 def _read_chunk(items):
