@@ -198,6 +198,18 @@ def safe_text(text):
     return _CONTROL_RE.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
 
 
+def safe_json(obj):
+    """A JSON value with every string in it (keys too) passed through safe_text: what a node
+    or a file said, kept escaped. Its depth must be bounded (load_json bounds a file's)."""
+    if isinstance(obj, str):
+        return safe_text(obj)
+    if isinstance(obj, list):
+        return [safe_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {safe_text(k): safe_json(v) for k, v in obj.items()}
+    return obj
+
+
 # ---------------------------------------------------------------------------------------------
 # Debian's Python packages a command needs
 

@@ -182,7 +182,8 @@ class EndToEnd(ct.TempDirCase):
             self.assertEqual(s["status"], "ok")
         rep = ct.load(os.path.join(rundir, "report.json"))
         self.assertEqual(rep["parts"][0]["nodes_ok"], len(nodes))
-        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-" + run_id)))
+        # the node-local scratch directory (stagebench-RUN-TOKEN) is gone
+        self.assertEqual(os.listdir(self.path("scratch")), [])
         return man, rundir
 
     def test_clush_over_ssh_rcopy(self):
@@ -230,7 +231,7 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual(s["status"], "interrupted")
         self.assertEqual(ct.load(os.path.join(rundir, "manifest.json"))["interrupted"],
                          "SIGINT")
-        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-ssh-int")))
+        self.assertEqual(os.listdir(self.path("scratch")), [])
 
 
 def check_offsets(case, man, nodes, method):

@@ -6,7 +6,6 @@ after N s`, and a SIGTERM ends check at once (exit 143)."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import unittest
