@@ -77,6 +77,8 @@ const struct opt_def options_table[] = {
 	 "fsync every file written by test 4 before closing it"},
 	{"keep", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(keep), NOSET, C_RUN,
 	 "keep the files written by test 4"},
+	{"keep-cache", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(keep_cache), NOSET, C_RUN,
+	 "leave this node's cached pages of a replica before each part (the spec wants them dropped)"},
 	{"require-ntp", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(require_ntp), NOSET, C_RUN,
 	 "fail (exit 3) when the clock is not NTP-synchronized"},
 	{"late-ok", OPT_FLAG, NULL, 0, 0, NULL, NULL, NULL, FIELD(late_ok), NOSET, C_RUN,
