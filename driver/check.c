@@ -455,8 +455,8 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 		log_err("%s", why);
 		goto out;
 	}
-	/* A directory that cannot be used (bad usage aside) is a finding like any other: the report (text, JSON
-	 * or CSV) still says what was found about the node, and the check fails (exit 1). */
+	/* A directory that cannot be used (bad usage aside) is a finding like any other: the
+	 * report (text, JSON or CSV) still says what was found, and the check fails (exit 1). */
 	if (out != OUTCOME_OK) {
 		log_err("%s", why);
 		check_add(r, CHECK_FAIL, "fs", "dir", "%s", why);
