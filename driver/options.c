@@ -24,7 +24,7 @@ const struct opt_def options_table[] = {
 	 C_DIR, "working directory on the node's /stage server"},
 	{"scale", OPT_CHOICE, "SCALE", 0, 0, "spec|small|tiny", "spec", "STAGEBENCH_SCALE",
 	 FIELD(scale), NOSET, C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK,
-	 "file sizes and counts: the spec's, small (about a minute), tiny (tests)"},
+	 "file sizes and counts: the spec's, small (a whole run in about 30 s on 2 cores), tiny (tests)"},
 	{"threads", OPT_UINT, "N", 1, OPTIONS_MAX_CPUS, NULL, NULL, NULL, FIELD(threads),
 	 FIELD(set_threads), C_RUN | C_PREP | C_INFO | C_CHECK,
 	 "use the first N allowed cores (default: one thread per allowed core)"},
