@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+"""README.md against the commands: its command reference is what their --help prints, its
+Options table names every option of `stagebench --help` and no other, and its commands marked
+for testing run as written (at tiny scale, in a temporary directory)."""
+import importlib.machinery
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import types
+
+import sbtest
+
+
+def readme():
+    with open(os.path.join(sbtest.SOURCE, "README.md")) as f:
+        return f.read()
+
+
+def readme_options_module():
+    path = os.path.join(sbtest.SOURCE, "scripts", "readme-options")
+    loader = importlib.machinery.SourceFileLoader("readme_options", path)
+    mod = types.ModuleType(loader.name)
+    mod.__file__ = path
+    loader.exec_module(mod)
+    return mod
+
+
+def section(text, title):
+    """The text of the '## title' section, up to the next '## ' heading."""
+    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), text, re.S | re.M)
+    assert m, "README.md has no '## %s' section" % title
+    return m.group(1)
+
+
+class Reference(unittest.TestCase):
+    def test_command_reference_is_what_help_prints(self):
+        ro = readme_options_module()
+        want = ro.reference(sbtest.BINARY)
+        text = readme()
+        self.assertIn(ro.BEGIN, text)
+        got = ro.BEGIN + text.split(ro.BEGIN, 1)[1].split(ro.END, 1)[0] + ro.END + "\n"
+        self.assertEqual(got, want, "README.md's command reference is stale: run "
+                         "scripts/readme-options --write build/stagebench")
+
+    def test_reference_has_every_option_of_every_command(self):
+        """The parse of --help misses nothing: each option named in any --help is in the
+        reference, for the binary's commands and the Python commands."""
+        ro = readme_options_module()
+        ref = ro.reference(sbtest.BINARY)
+        helps = [[sbtest.BINARY]] + [[sbtest.BINARY, c] for c in
+                                     ro.binary_commands(sbtest.BINARY)]
+        helps += [[sys.executable, os.path.join(sbtest.SOURCE, "scripts", c)]
+                  for c in ro.PYTHON_COMMANDS]
+        rows = [l for l in ref.splitlines() if l.startswith("| `")]
+        in_reference = {n for l in rows for n in ro.names(l.split("` | ")[0][3:])}
+        for argv in helps:
+            text = ro.help_text(argv)
+            usage_names = set(re.findall(r"\[(--?[A-Za-z][A-Za-z0-9-]*)", text.split("\n\n")[0]))
+            parsed = {n for _s, inv, _m in ro.options(text) for n in ro.names(inv)}
+            with self.subTest(argv=argv[-1]):
+                self.assertTrue(parsed, text)
+                self.assertEqual(sorted(usage_names - parsed), [], "options of the usage "
+                                 "line that the parse of --help missed")
+                self.assertEqual(sorted(parsed - in_reference), [], "not in the reference")
+        for row in rows:
+            with self.subTest(row=row):
+                self.assertNotRegex(row, r"\|\s*\|$", "an option without a meaning")
+        # the options the issue found undocumented are there
+        for n in ("--exec", "--no-report", "--local-stagebench", "--verbose", "--info-timeout",
+                  "--top", "--output", "--manifest", "--log", "--version"):
+            self.assertIn("`%s" % n, ref)
+        self.assertRegex(ref, r"`--info-timeout SECONDS` \| time limit of the info round "
+                         r"\(default: 120\)")
+        self.assertRegex(ref, r"\| `--out FILE` \| [^|]* \| run, info \|")
+        self.assertIn("null", ro.help_text([sbtest.BINARY]))
+
+    def test_options_table_names_every_option(self):
+        ro = readme_options_module()
+        table = [l for l in section(readme(), "Options").splitlines() if l.startswith("| `")]
+        documented = set()
+        for row in table:
+            documented.update(re.findall(r"`(--[a-z][a-z0-9-]*)", row.split(" | ")[0]))
+        listed = {n for _s, inv, _m in ro.options(ro.help_text([sbtest.BINARY]))
+                  for n in ro.names(inv)}
+        self.assertEqual(sorted(listed - documented), [], "options of --help missing from "
+                         "README's Options table")
+        self.assertEqual(sorted(documented - listed), [], "options in README's Options "
+                         "table that --help does not list")
+
+
+if __name__ == "__main__":
+    sbtest.setup_from_argv()
+    unittest.main(verbosity=2)
