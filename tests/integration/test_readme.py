@@ -5,10 +5,8 @@ for testing run as written (at tiny scale, in a temporary directory)."""
 import importlib.machinery
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 import types
 
@@ -90,6 +88,79 @@ class Reference(unittest.TestCase):
                          "README's Options table")
         self.assertEqual(sorted(documented - listed), [], "options in README's Options "
                          "table that --help does not list")
+
+
+MARK = "<!-- readme-test: run at tiny scale by integration.test_readme -->"
+PYTHON_COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron",
+                   "stagebench-sim")
+
+
+def marked_blocks(text):
+    """The fenced sh blocks that follow a MARK line: [(line number, text)]."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() != MARK:
+            continue
+        assert lines[i + 1] == "```sh", "line %d: the mark must precede a ```sh block" % (i + 2)
+        end = lines.index("```", i + 2)
+        out.append((i + 3, "\n".join(lines[i + 2:end]) + "\n"))
+    return out
+
+
+def adapt(block, base):
+    """A README block as this test runs it: the /stage and /tmp paths in base, every scale
+    tiny (STAGEBENCH_SCALE covers the commands that name none)."""
+    paths = {"/stage/$USER": "stage", "/tmp/stage": "simstage", "/tmp/sb": "results"}
+    block = re.sub(r"/stage/\$USER|/tmp/stage\b|/tmp/sb\b",
+                   lambda m: os.path.join(base, paths[m.group(0)]), block)
+    return re.sub(r"--scale (spec|small)\b", "--scale tiny", block)
+
+
+class Commands(sbtest.TempDirCase):
+    """The README's commands, as written, against the build: `stagebench` and the cluster
+    commands are found on PATH as after `cmake --install` (links to the build and scripts/)."""
+
+    def installed_path(self):
+        bindir = self.path("bin")
+        os.mkdir(bindir)
+        os.symlink(sbtest.BINARY, os.path.join(bindir, "stagebench"))
+        for c in PYTHON_COMMANDS:
+            os.symlink(os.path.join(sbtest.SOURCE, "scripts", c), os.path.join(bindir, c))
+        return bindir
+
+    def test_marked_blocks_run_as_written(self):
+        blocks = marked_blocks(readme())
+        self.assertGreaterEqual(len(blocks), 3, "README.md has lost its tested blocks")
+        env = dict(os.environ)
+        for k in ("STAGEBENCH_DIR", "STAGEBENCH_NODE", "STAGEBENCH_CATALOGUE", "PYTHONPATH"):
+            env.pop(k, None)
+        env["PATH"] = self.installed_path() + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+        env["STAGEBENCH_SCALE"] = "tiny"
+        for n, (line, block) in enumerate(blocks):
+            base = self.path("b%d" % n)
+            os.makedirs(os.path.join(base, "stage"))
+            script = adapt(block, base)
+            with self.subTest(line=line):
+                # the README's own shell text, run as a reader would paste it
+                p = subprocess.run(["bash", "-e", "-u", "-o", "pipefail", "-c", script],
+                                   cwd=base, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   universal_newlines=True, timeout=280)
+                self.assertEqual(p.returncode, 0, "README.md line %d:\n%s\nstdout:\n%s\n"
+                                 "stderr:\n%s" % (line, script, p.stdout[-3000:],
+                                                   p.stderr[-3000:]))
+                self.assertNotIn("Traceback", p.stderr)
+            subprocess.run([sbtest.BINARY, "clean", "all", "--scale", "tiny", "--dir",
+                            os.path.join(base, "stage"), "--quiet"], env=env,
+                           stdout=subprocess.DEVNULL)
+
+    def test_adapt_changes_only_paths_and_scale(self):
+        got = adapt("stagebench run 1a --dir /stage/$USER --scale spec\n"
+                    "stagebench-sim --dir /tmp/stage --results /tmp/sb --scale small 1a\n", "/B")
+        self.assertEqual(got, "stagebench run 1a --dir /B/stage --scale tiny\n"
+                         "stagebench-sim --dir /B/simstage --results /B/results --scale tiny "
+                         "1a\n")
 
 
 if __name__ == "__main__":
