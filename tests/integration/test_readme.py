@@ -29,7 +29,7 @@ def readme_options_module():
 
 def section(text, title):
     """The text of the '## title' section, up to the next '## ' heading."""
-    m = re.search(r"^## %s\n(.*?)(?=^## )" % re.escape(title), text, re.S | re.M)
+    m = re.search(r"^## %s\n(.*?)(?=^## |\Z)" % re.escape(title), text, re.S | re.M)
     assert m, "README.md has no '## %s' section" % title
     return m.group(1)
 
@@ -88,6 +88,20 @@ class Reference(unittest.TestCase):
                          "README's Options table")
         self.assertEqual(sorted(documented - listed), [], "options in README's Options "
                          "table that --help does not list")
+
+
+class Development(unittest.TestCase):
+    def test_tree_names_every_source_file_and_directory(self):
+        block = section(readme(), "Development").split("```")[1]
+        src = sbtest.SOURCE
+        want = ["%s.c" % os.path.splitext(f)[0] for f in os.listdir(os.path.join(src, "driver"))
+                if f.endswith(".c")]
+        for top in ("tests", "scripts"):
+            want += [d + "/" for d in os.listdir(os.path.join(src, top))
+                     if os.path.isdir(os.path.join(src, top, d)) and d != "__pycache__"]
+        missing = [w for w in sorted(set(want)) if not re.search(r"(^|[\s(])%s" % re.escape(w),
+                                                                  block)]
+        self.assertEqual(missing, [], "README's Development tree does not name these")
 
 
 MARK = "<!-- readme-test: run at tiny scale by integration.test_readme -->"
