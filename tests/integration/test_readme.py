@@ -73,7 +73,13 @@ class Reference(unittest.TestCase):
             self.assertIn("`%s" % n, ref)
         self.assertRegex(ref, r"`--info-timeout SECONDS` \| time limit of the info round "
                          r"\(default: 120\)")
-        self.assertRegex(ref, r"\| `--out FILE` \| [^|]* \| run, info \|")
+        self.assertRegex(ref, r"\| `--out FILE` \| [^|]* \| run \|")
+        # info took --out and --force and ignored them: they are refused now, as documented
+        for opt in (["--out", "x.json"], ["--force"]):
+            p = sbtest.run(["info"] + opt)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stderr, "stagebench: error: option %s does not apply to "
+                             "'info'\n" % opt[0])
         self.assertIn("null", ro.help_text([sbtest.BINARY]))
 
     def test_options_table_names_every_option(self):
