@@ -377,7 +377,7 @@ static int options_parse_command(int argc, char **argv, int *i, struct options *
 	if (o->cmd == CMD_NONE) {
 		options_why(why, whylen,
 			    "unknown command '%s': expected run, prepare, clean, list, info, "
-			    "check, status or stop",
+			    "check, clock, status or stop",
 			    argv[*i]);
 		return -EINVAL;
 	}
