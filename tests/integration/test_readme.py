@@ -96,6 +96,32 @@ class Reference(unittest.TestCase):
                          "table that --help does not list")
 
 
+class Sample(sbtest.TempDirCase):
+    def test_sample_output_has_the_shape_printed_today(self):
+        """Reading a result's sample: the header lines, column heads, sum rows, legend and
+        status line are what a run prints now (the figures are the sample's own)."""
+        sample = section(readme(), "Reading a result").split("```")[3].strip("\n").splitlines()
+        p = sbtest.run(["run", "1a", "4", "--scale", "tiny", "--dir", self.stage(),
+                        "--start-in", "0.2"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout.splitlines()
+        self.assertRegex(sample[0], r"^stagebench \S+  node \S+  \d+ threads on CPUs ")
+        for prefix in ("dir: ", "clock: ", "start: "):
+            self.assertTrue(any(l.startswith(prefix) for l in out), prefix)
+            self.assertTrue(any(l.startswith(prefix) for l in sample[:4]), prefix)
+        head = [l for l in out if l.startswith("test part rep status")]
+        self.assertEqual(len(head), 1, p.stdout)
+        self.assertIn(head[0], sample)
+        for legend in [l for l in out if l.startswith(("rate: ", "ops/s: ", "spread: "))]:
+            self.assertIn(legend, sample)
+        sums = [l for l in sample if re.match(r"^\S+\s+sum\s+1 ok ", l)]
+        self.assertEqual(len(sums), 5, "a sum row per test of 'all'")
+        self.assertTrue(any(re.match(r"^1a\s+sum\s+1 ok\s+\S+ \S+\s+result = sum of the "
+                                     r"parts' node times", l) for l in out), p.stdout)
+        self.assertEqual(sample[-1], "status: ok")
+        self.assertEqual(out[-1], "status: ok")
+
+
 class Development(unittest.TestCase):
     def test_tree_names_every_source_file_and_directory(self):
         block = section(readme(), "Development").split("```")[1]
