@@ -143,8 +143,20 @@ static inline bool bench_should_stop(const volatile int *stop)
 	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
 }
 
+/* Whether the context must stop now; if so, c->stopped is set (the kind then ends with 0). */
+static inline bool bench_stopping(struct bench_ctx *c)
+{
+	if (!bench_should_stop(c->stop))
+		return false;
+	c->stopped = true;
+	return true;
+}
+
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
+
+/* The teardown of a kind whose private state is one allocation: freed, c->priv NULL. */
+void bench_teardown_free(struct bench_ctx *c);
 int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,
 		  int errnum);
 

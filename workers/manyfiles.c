@@ -148,10 +148,8 @@ manyfiles_loop(struct bench_ctx *c, struct manyfiles_priv *s, const bool do_fsyn
 	int rc;
 
 	for (i = 0; i < c->p->count; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		rc = manyfiles_file(c, s, i, do_fsync);
 		if (rc)
 			return rc;

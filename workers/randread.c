@@ -78,10 +78,8 @@ randread_loop(struct bench_ctx *c, const struct randread_priv *s, const bool ver
 	 */
 	t0 = clock_mono_ns();
 	for (i = 0; i < p->count; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		off = prng_below(&c->rng, s->nchunks) * p->chunk;
 		rc = randread_chunk(c, s->fd, off, verify);
 		if (rc)
@@ -156,8 +154,7 @@ static void randread_teardown(struct bench_ctx *c)
 	if (!s)
 		return;
 	close(s->fd);
-	free(s);
-	c->priv = NULL;
+	bench_teardown_free(c);
 }
 
 const struct bench_ops bench_randread = {

@@ -100,10 +100,8 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 		if (off - published >= SEQREAD_PUBLISH_BYTES) {
 			published = off;
 			atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-			if (bench_should_stop(c->stop)) {
-				c->stopped = true;
+			if (bench_stopping(c))
 				goto out;
-			}
 		}
 	}
 	do {
@@ -172,21 +170,13 @@ static int seqread_run(struct bench_ctx *c)
 
 	c->first_io_ns = clock_mono_ns();
 	for (i = 0; i < c->p->passes; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		rc = s->pass(c);
 		if (rc || c->stopped)
 			return rc;
 	}
 	return 0;
-}
-
-static void seqread_teardown(struct bench_ctx *c)
-{
-	free(c->priv);
-	c->priv = NULL;
 }
 
 const struct bench_ops bench_seqread = {
@@ -195,5 +185,5 @@ const struct bench_ops bench_seqread = {
     .what = "open, read the replica to EOF in xfer pieces, close; `passes` times (1a)",
     .setup = seqread_setup,
     .run = seqread_run,
-    .teardown = seqread_teardown,
+    .teardown = bench_teardown_free,
 };
