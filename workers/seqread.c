@@ -28,24 +28,10 @@ struct seqread_priv {
  */
 static ssize_t seqread_fill(struct bench_ctx *c, int fd, unsigned char *buf, size_t want)
 {
-	size_t got = 0;
-	ssize_t n;
+	size_t got;
+	int rc = bench_io_full(c, BENCH_IO_READ, fd, buf, want, 0, &got);
 
-	while (got < want) {
-		n = read(fd, buf + got, want - got);
-		if (n > 0) {
-			got += (size_t)n;
-			if (got < want)
-				c->retries++;
-			continue;
-		}
-		if (n == 0)
-			break;
-		if (errno != EINTR)
-			return -errno;
-		c->retries++;
-	}
-	return (ssize_t)got;
+	return rc ? rc : (ssize_t)got;
 }
 
 static int seqread_verify(struct bench_ctx *c, uint64_t off, size_t len)
