@@ -116,6 +116,22 @@ static enum outcome main_report(struct cmdenv *e, enum outcome out)
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
 
+/* The clock read: false when it is not NTP-synchronized and --require-ntp refuses that. */
+static bool main_run_clock(struct cmdenv *e)
+{
+	cmdenv_clock(e);
+	if (e->res.ntp_ok && e->res.ntp.synchronized)
+		return true;
+	if (e->o.require_ntp)
+		return false;
+	/* In the summary's warnings too, not only on stderr: the collector reads them. */
+	note_warning(&e->res,
+		     "clock not NTP-synchronized (maxerror %ld us): start instants across "
+		     "nodes may disagree",
+		     e->res.ntp.maxerror_us);
+	return true;
+}
+
 static int main_run(struct cmdenv *e)
 {
 	const struct options *o = &e->o;
@@ -149,18 +165,10 @@ static int main_run(struct cmdenv *e)
 		return main_run_fail(e, out, why);
 	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
-	cmdenv_clock(e);
-	if (!e->res.ntp_ok || !e->res.ntp.synchronized) {
-		if (o->require_ntp)
-			return main_run_fail(
-			    e, OUTCOME_PRECONDITION,
-			    "the clock is not NTP-synchronized and --require-ntp was given");
-		/* In the summary's warnings too, not only on stderr: the collector reads them. */
-		note_warning(&e->res,
-			     "clock not NTP-synchronized (maxerror %ld us): start instants across "
-			     "nodes may disagree",
-			     e->res.ntp.maxerror_us);
-	}
+	if (!main_run_clock(e))
+		return main_run_fail(
+		    e, OUTCOME_PRECONDITION,
+		    "the clock is not NTP-synchronized and --require-ntp was given");
 	e->res.seed = r->seed;
 	if (o->dry_run) {
 		cmdenv_dry_run(e);
