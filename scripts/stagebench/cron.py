@@ -147,20 +147,8 @@ def live_processes(tag):
     """Pids of live processes whose environment carries the run marker tag (the launcher of a
     run and everything it started on this machine)."""
     want = ("%s=%s" % (MARK, tag)).encode()
-    out = []
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % e, "rb") as f:
-                env = f.read(1 << 20).split(b"\0")
-            with open("/proc/%s/stat" % e, "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if want in env and state != b"Z":
-            out.append(int(e))
-    return sorted(out)
+    return sorted(pid for pid, env in P.live_others("environ", 1 << 20)
+                  if want in env.split(b"\0"))
 
 
 def setup(args):
