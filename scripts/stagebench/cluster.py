@@ -80,7 +80,9 @@ def parse_args(argv):
                    help="the working directory on each node's /stage server (default: the "
                         "nodes' $STAGEBENCH_DIR)")
     g.add_argument("--fanout", type=int, metavar="N",
-                   help="connections at once (default: every node, so all start together)")
+                   help="connections at once (default: 64; clush and pdsh over ssh arm "
+                        "the nodes, so any fan-out works; srun and --exec hold every node "
+                        "for a part: a value below the node count is refused)")
     g.add_argument("--launcher-option", action="append", default=[], metavar="ARG",
                    help="an extra argument for clush, pdsh or srun (repeatable)")
     g.add_argument("--timeout", default="3600", metavar="SECONDS",

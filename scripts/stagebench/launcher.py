@@ -3,8 +3,10 @@
 prepare and run rounds of every repetition, the manifest, and stopping every node's stagebench
 on a signal. Rounds go through an engine (engines.py); files through files.py."""
 import json
+import math
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -17,7 +19,7 @@ from . import common as L
 from . import files as F
 from . import procs as P
 from . import report as R
-from .engines import NODE, make as make_engine
+from .engines import NODE, Outcome, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
 
 MIN_LEAD_S = 3.0
@@ -33,8 +35,20 @@ SH_NAMED = SH_NAME + '; exec "$@" --node "$n"'
 SH_RUN = (SH_NAME + '; r=$1; s=$2; p=$3; shift 3; mkdir -p "$p" && echo $$ >"$p/pid" || exit 3; '
           'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
           'exec "$@" --node "$n" --out "$o"')
+# arm: the same, then --detach into the state directory $4 inside the scratch directory
+SH_ARM = (SH_NAME + '; r=$1; s=$2; p=$3; a=$4; shift 4; mkdir -p "$p" || exit 3; '
+          'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
+          'exec "$@" --node "$n" --out "$o" --detach "$p/$a.$n"')
+# an armed part's state directory is $1.NODE: `$2 $3 STATE_DIR ARGS...` (status, stop), or
+# the tail of its log (no $2)
+SH_ATSTATE = (SH_NAME + '; d="$1.$n"; if [ $# -eq 1 ]; then exec tail -n 20 -- "$d/log"; fi; '
+              'b=$2; c=$3; shift 3; exec "$b" "$c" "$d" "$@"')
 SH_STOP = 'p=$1; [ -r "$p/pid" ] && kill -s "$2" "$(cat "$p/pid")" 2>/dev/null; exit 0'
-SH_SCRATCH_RM = 'p=$1; rm -f -- "$p"/*.json "$p/pid" && rmdir -- "$p" 2>/dev/null; exit 0'
+SH_SCRATCH_RM = ('p=$1; for d in "$p"/arm-*; do [ -d "$d" ] && [ ! -h "$d" ] && '
+                 'rm -f -- "$d/state" "$d/log" && rmdir -- "$d"; done; '
+                 'rm -f -- "$p"/*.json "$p/pid" && rmdir -- "$p" 2>/dev/null; exit 0')
+DEFAULT_FANOUT = 64  # ClusterShell's: connections at once in an armed run
+FINAL = ("done", "failed", "interrupted", "lost")
 
 RUN_FLAGS = ("verify", "fsync", "keep", "require_ntp", "late_ok")
 RUN_VALUES = ("threads", "cpus", "xfer", "seed", "count", "chunk", "passes")
@@ -63,6 +77,18 @@ def parse_infos(res):
             if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
                 infos[node] = info
     return infos
+
+
+def parse_state(o):
+    """A node's `stagebench status --format json` object from its outcome, or None."""
+    text = "\n".join(o.out).strip()
+    try:
+        st = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if isinstance(st, dict) and st.get("schema") == "stagebench.state/1":
+        return st
+    return None
 
 
 def local_build(binary):
@@ -178,6 +204,19 @@ class Launcher:
         self.rundir = os.path.join(self.results, self.run_id)
         self.scratch = os.path.join(a.scratch, "stagebench-" + self.run_id)
         self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout)
+        # clush and pdsh over ssh arm the nodes (a connection held for seconds, not for a
+        # part): a bounded fan-out works. srun and --exec hold every node's connection or
+        # process for the whole part: nodes past the first wave would start late.
+        self.armed = not a.exec_mode and a.launcher in ("clush", "pdsh")
+        self.arm_token = secrets.token_hex(8)
+        if self.armed:
+            self.engine.fanout = a.fanout or DEFAULT_FANOUT
+        elif a.fanout is not None and a.fanout < len(self.nodes):
+            raise L.UsageError(
+                "--fanout %d is below the %d nodes: %s holds a connection to every node for a "
+                "whole part, so the nodes past the first %d would start after the others "
+                "(only armed runs, clush or pdsh over ssh, take a bounded fan-out)"
+                % (a.fanout, len(self.nodes), "--exec" if a.exec_mode else a.launcher, a.fanout))
         if not a.dry_run:
             self.engine.check_installed()
         if gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and not F.which("rpdcp"):
@@ -281,6 +320,21 @@ class Launcher:
             return [self.stagebench] + base + ["--node", NODE, "--out", out]
         shared = self.rundir if self.gather == "shared" else ""
         return ["sh", "-c", SH_RUN, "sh", shared, suffix, self.scratch, self.stagebench] + base
+
+    def state_name(self, part, rep):
+        """The state directory of an armed part, in the node-local scratch directory: a name
+        no other user can predict."""
+        return "arm-%s-%s.rep%d" % (self.arm_token, part, rep)
+
+    def arm_args(self, part, rep, start_at):
+        """Arm a part on a node: `stagebench run ... --detach STATE_DIR`, which returns once
+        every thread waits for start_at (or set-up failed, with its error line)."""
+        base = ["run", part, "--start-at", "%.6f" % start_at, "--repetition", str(rep),
+                "--no-progress"] + self.run_options() + self.dir_opts()
+        suffix = "%s.rep%d.json" % (part, rep)
+        shared = self.rundir if self.gather == "shared" else ""
+        return ["sh", "-c", SH_ARM, "sh", shared, suffix, self.scratch,
+                self.state_name(part, rep), self.stagebench] + base
 
     def clean_args(self, tests):
         return [self.stagebench, "clean"] + tests + ["--scale", self.args.scale] + \
@@ -451,7 +505,11 @@ class Launcher:
                             {self.ident[n]: i for n, i in infos.items()})
         self.infos = infos
         self.launch_s = dt
+        # The lead: twice what a round at this fan-out took for these nodes, plus a second.
+        # An arm round costs what the info round did (one short connection a node, in
+        # ceil(nodes / fan-out) waves); each arm round's own duration raises it if longer.
         self.lead = max(self.min_lead, 2.0 * dt + 1.0)
+        self.manifest["launch"]["info_s"] = round(dt, 3)
         return rnd
 
     def clock_phase(self, which):
@@ -624,9 +682,12 @@ class Launcher:
         self.save_manifest()
         if not nodes:
             return rnd
-        timeout = self.lead + self.timeout
-        res, dt = self.round("run-%s-rep%d" % (part, rep), nodes,
-                             self.run_args(part, rep, start_at), timeout)
+        if self.armed:
+            res, dt = self.armed_run(rnd, part, rep, nodes, start_at)
+        else:
+            timeout = self.lead + self.timeout
+            res, dt = self.round("run-%s-rep%d" % (part, rep), nodes,
+                                 self.run_args(part, rep, start_at), timeout)
         rnd["duration_s"] = round(dt, 3)
         if self.gather == "rcopy":
             self.rcopy(nodes, part, rep)
@@ -643,6 +704,116 @@ class Launcher:
                   % (len(missed), part, self.lead))
         self.save_manifest()
         return rnd
+
+    # -- armed parts: arm, wait, collect the status, stop on a signal
+
+    def armed_run(self, rnd, part, rep, nodes, start_at):
+        """Arm part on nodes for start_at (one short connection a node, at the fan-out), then
+        collect each node's status until it is final, stopping the nodes on a signal or past
+        --timeout. Returns ({node: Outcome}, duration) as a run round would."""
+        t0 = time.time()
+        tag = "%s-rep%d" % (part, rep)
+        sdir = self.scratch + "/" + self.state_name(part, rep)
+        res, arm_dt = self.round("arm-" + tag, nodes, self.arm_args(part, rep, start_at),
+                                 max(self.lead, 10.0), honour_stop=False)
+        rnd["arm_s"] = round(arm_dt, 3)
+        self.manifest["launch"]["arm_s"].append(round(arm_dt, 3))
+        late = time.time() > start_at
+        if late or 2.0 * arm_dt + 1.0 > self.lead:
+            self.lead = min(600.0, max(self.lead, 2.0 * arm_dt + 1.0))
+            L.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
+                "warning: " if late else "", tag, arm_dt, self.lead))
+        out = {}
+        pending = []
+        for n in nodes:
+            o = res[n]
+            if o.rc == 0 and not o.timeout:
+                pending.append(n)
+            else:
+                out[n] = o
+        status_of = self.collect_status(tag, pending, sdir, start_at)
+        for n in pending:
+            out[n] = self.outcome_of(status_of.get(n))
+        bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
+        if bad:  # their error lines, from the armed process's log
+            tails, _dt = self.round("log-" + tag, bad, ["sh", "-c", SH_ATSTATE, "sh", sdir],
+                                    60, honour_stop=False)
+            for n in bad:
+                lines = [ln for ln in tails[n].out if ln.strip()]
+                if lines:
+                    out[n].err = lines
+        return out, time.time() - t0
+
+    def collect_status(self, tag, pending, sdir, start_at):
+        """Poll `stagebench status` on the armed nodes until each is final: from the start,
+        then at a pace the status round's own duration sets (at least 1 s, at most 30 s apart
+        late in a long part). A signal stops them (`stagebench stop`, the same signal); past
+        --timeout after the start, SIGTERM. Returns {node: status object, or None}."""
+        got = {}
+        pending = list(pending)
+        stop_sent = None
+        unanswered = {}
+        next_poll = start_at + 0.5
+        deadline = start_at + self.timeout
+        polls = 0
+        while pending:
+            now = time.time()
+            sig = None
+            if self.stop_signal and stop_sent is None:
+                sig = "INT" if self.stop_signal == signal.SIGINT else "TERM"
+            elif now > deadline and stop_sent is None:
+                sig = "TERM"
+                L.say("warning: %s: %d node%s not done %g s after the start: stopping them"
+                      % (tag, len(pending), "" if len(pending) == 1 else "s", self.timeout))
+            if sig is not None:
+                stop_sent = sig
+                self.round("stop-" + tag, pending,
+                           ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "stop",
+                            "--signal", sig, "--wait", "30"], 60, honour_stop=False)
+                next_poll = 0.0
+            if time.time() < next_poll:
+                time.sleep(min(0.2, max(0.0, next_poll - time.time())))
+                continue
+            polls += 1
+            res, pdt = self.round("status-%s-%d" % (tag, polls), pending,
+                                  ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "status",
+                                   "--format", "json"], 60,
+                                  honour_stop=False)
+            for n in list(pending):
+                st = parse_state(res[n])
+                if st is not None and st.get("status") in FINAL:
+                    got[n] = st
+                    pending.remove(n)
+                elif st is None:
+                    unanswered[n] = unanswered.get(n, 0) + 1
+                    if unanswered[n] >= 3 or stop_sent is not None and unanswered[n] >= 2:
+                        got[n] = {"status": "unanswered", "why": err_line(res[n].err),
+                                  "rc": res[n].rc}
+                        pending.remove(n)
+            if stop_sent is not None and pending and time.time() > deadline + 60:
+                for n in pending:
+                    got[n] = None
+                break
+            elapsed = max(0.0, time.time() - start_at)
+            next_poll = time.time() + max(1.0, 2.0 * pdt, min(30.0, elapsed / 8.0))
+        return got
+
+    def outcome_of(self, st):
+        """An Outcome from a node's final status (None: no final status in time)."""
+        o = Outcome()
+        if st is None:
+            o.timeout = True
+        elif st.get("status") == "unanswered":
+            o.rc = st.get("rc") if st.get("rc") not in (None, 0) else 255
+            o.err = [st.get("why") or "its status could not be read"]
+        elif st.get("status") == "lost":
+            o.rc = 1
+            o.err = ["stagebench: error: its stagebench ended without a final state (killed "
+                     "with SIGKILL, or the node rebooted)"]
+        else:
+            code = st.get("exit_code")
+            o.rc = code if isinstance(code, int) else 1
+        return o
 
     def clock_ahead(self, missed, fail):
         """Of the nodes that missed a start, those whose clock, measured ahead of this host by
@@ -790,8 +961,16 @@ class Launcher:
                     print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
                           "added to the time the round is launched)" % (
                               rep, part, t, L.utc(t), self.lead))
-                    show("    run %s" % part, self.nodes, self.run_args(part, rep, t),
-                         self.lead + self.timeout)
+                    if self.armed:
+                        sdir = self.scratch + "/" + self.state_name(part, rep)
+                        show("    arm %s (returns once the node waits for the start)" % part,
+                             self.nodes, self.arm_args(part, rep, t), max(self.lead, 10.0))
+                        show("    then, from the start until every node is done: status",
+                             self.nodes, ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench,
+                                          "status", "--format", "json"], 60)
+                    else:
+                        show("    run %s" % part, self.nodes, self.run_args(part, rep, t),
+                             self.lead + self.timeout)
                     if self.gather == "rcopy":
                         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
                         print("    copy back: %s" % q(shlex.quote(c) for c in e.describe_rcopy(
@@ -827,7 +1006,11 @@ class Launcher:
             "schema": L.MANIFEST_SCHEMA, "version": self.catalogue.version, "run_id": self.run_id,
             "created_at": time.time(), "argv": sys.argv,
             "launcher": {"engine": self.engine.name, "exec": self.engine.exec_mode,
-                         "gather": self.gather, "fanout": a.fanout or len(self.nodes)},
+                         "gather": self.gather, "fanout": int(self.engine.fan(self.nodes)),
+                         "armed": self.armed},
+            "launch": {"fanout": int(self.engine.fan(self.nodes)),
+                       "waves": int(math.ceil(len(self.nodes) / float(self.engine.fan(
+                           self.nodes)))), "info_s": None, "arm_s": []},
             "run": {"tests": [t for t, _p in self.plan], "parts": [p for _t, ps in self.plan
                                                                    for p in ps],
                     "scale": a.scale, "repeat": a.repeat, "options": self.run_options()},

@@ -176,6 +176,14 @@ class EndToEnd(ct.TempDirCase):
         self.assertIn("127.0.0.1", list(man["servers"].values())[0])
         self.assertEqual(len(man["preparers"]), 1)
         check_offsets(self, man, nodes, "exchange")  # `stagebench clock` over ssh
+        # armed: the part's round is an arm round (seconds, finished before the start),
+        # then status rounds; no connection held for the part
+        self.assertTrue(man["launcher"]["armed"])
+        run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+        self.assertLess(run["arm_s"], run["lead_s"])
+        logs = os.listdir(os.path.join(rundir, "logs"))
+        self.assertTrue(any("-arm-1a-rep1." in f for f in logs), logs)
+        self.assertTrue(any("-status-1a-rep1-" in f for f in logs), logs)
         for n in nodes:
             s = ct.load(os.path.join(rundir, "%s.1a.rep1.json" % n))
             self.assertEqual(s["node"], n)
@@ -198,6 +206,15 @@ class EndToEnd(ct.TempDirCase):
         its ssh session sets, writing into the (shared) results directory."""
         man, rundir = self.ssh_run(["nodeA", "nodeB"], "ssh-shared", ["--gather", "shared"])
         self.assertEqual(man["launcher"]["gather"], "shared")
+
+    def test_bounded_fanout_over_ssh(self):
+        """--fanout 1 on two nodes: each is armed in its own wave, both before the start, and
+        both run the part (a connection held for the part would start the second late)."""
+        man, rundir = self.ssh_run(["nodeA", "nodeB"], "ssh-fan1",
+                                   ["--gather", "shared", "--fanout", "1"])
+        self.assertEqual((man["launcher"]["fanout"], man["launch"]["waves"]), (1, 2))
+        run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+        self.assertEqual(run.get("failed"), {})
 
     def test_ctrl_c_over_ssh(self):
         """Ctrl-C while the remote node waits for its start: the launcher signals it through
