@@ -91,6 +91,10 @@ def parse_args(argv):
                    help="time limit of a prepare round (default: 14400)")
     g.add_argument("--info-timeout", default="120", metavar="SECONDS",
                    help="time limit of the info round (default: 120)")
+    g.add_argument("--interval", metavar="SECONDS",
+                   help="arm each test's parts in one round (clush and pdsh over ssh), part "
+                        "k starting at T + k x SECONDS (default: each part armed on its own, "
+                        "once the one before ended)")
     g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
                    help="least time from launch to start (default and minimum: 3; raised to "
                         "cover twice the launch time measured)")

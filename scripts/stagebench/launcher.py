@@ -140,6 +140,9 @@ class Launcher:
         self.min_lead = L.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600)
         self.lead = self.min_lead
         self.max_offset = L.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
+        self.interval = 0.0
+        if a.interval is not None:
+            self.interval = L.parse_seconds(a.interval, "--interval", 1, 86400)
         self.server_drop = None
         if a.server_drop is not None:
             try:
@@ -209,6 +212,9 @@ class Launcher:
         # process for the whole part: nodes past the first wave would start late.
         self.armed = not a.exec_mode and a.launcher in ("clush", "pdsh")
         self.arm_token = secrets.token_hex(8)
+        if self.interval and not self.armed:
+            raise L.UsageError("--interval arms a whole test in one round: clush or pdsh over "
+                               "ssh, not %s" % ("--exec" if a.exec_mode else a.launcher))
         if self.armed:
             self.engine.fanout = a.fanout or DEFAULT_FANOUT
         elif a.fanout is not None and a.fanout < len(self.nodes):
@@ -326,15 +332,21 @@ class Launcher:
         no other user can predict."""
         return "arm-%s-%s.rep%d" % (self.arm_token, part, rep)
 
-    def arm_args(self, part, rep, start_at):
-        """Arm a part on a node: `stagebench run ... --detach STATE_DIR`, which returns once
-        every thread waits for start_at (or set-up failed, with its error line)."""
-        base = ["run", part, "--start-at", "%.6f" % start_at, "--repetition", str(rep),
-                "--no-progress"] + self.run_options() + self.dir_opts()
-        suffix = "%s.rep%d.json" % (part, rep)
+    def arm_args(self, name, parts, rep, start_at, interval):
+        """Arm parts (name: the test's when they are several) on a node: `stagebench run ...
+        --detach STATE_DIR`, which returns once every thread waits for start_at (or set-up
+        failed, with its error line); part k starts at start_at + k x interval."""
+        tests = self.catalogue.tests
+        names = [name] if name in tests and tests[name]["parts"] == parts else list(parts)
+        base = ["run"] + names + ["--start-at", "%.6f" % start_at, "--repetition", str(rep),
+                                  "--no-progress"]
+        if len(parts) > 1:
+            base += ["--interval", "%g" % interval]
+        base += self.run_options() + self.dir_opts()
+        suffix = "%s.rep%d.json" % (name, rep)
         shared = self.rundir if self.gather == "shared" else ""
         return ["sh", "-c", SH_ARM, "sh", shared, suffix, self.scratch,
-                self.state_name(part, rep), self.stagebench] + base
+                self.state_name(name, rep), self.stagebench] + base
 
     def clean_args(self, tests):
         return [self.stagebench, "clean"] + tests + ["--scale", self.args.scale] + \
@@ -660,7 +672,18 @@ class Launcher:
                     "no preparer succeeded"
         return errors
 
-    def run_phase(self, test, part, rep, unprepared):
+    def part_groups(self, test, parts):
+        """The parts of test armed together: all of them on the --interval grid, else one by
+        one (also test 3's with --server-drop, which runs before each part)."""
+        if self.interval and len(parts) > 1 and not (self.server_drop is not None and
+                                                      test == "3"):
+            return [list(parts)]
+        return [[p] for p in parts]
+
+    def run_phase(self, test, parts, rep, unprepared):
+        """Run parts (of test) on every usable node: one round a part, or armed (clush and
+        pdsh over ssh) one arm round for them all, part k starting at T + k x --interval.
+        Returns the run records, one a part."""
         nodes, skip = [], {}
         for n in self.nodes:
             if n in self.dead:
@@ -674,47 +697,60 @@ class Launcher:
                                                         unprepared[self.server_of[n]])))
             else:
                 nodes.append(n)
+        # the summaries' file name: the part's, or the test's when one arm round runs several
+        name = parts[0] if len(parts) == 1 else test
+        interval = self.interval if len(parts) > 1 else 0.0
         start_at = time.time() + self.lead
-        rnd = {"kind": "run", "what": "%s rep %d" % (part, rep), "test": test, "part": part,
-               "rep": rep, "start_at": round(start_at, 6), "lead_s": round(self.lead, 3),
-               "nodes": nodeset_fold(nodes), "count": len(nodes), "failed": dict(skip)}
-        self.manifest["rounds"].append(rnd)
+        rnds = []
+        for k, part in enumerate(parts):
+            rnd = {"kind": "run", "what": "%s rep %d" % (part, rep), "test": test, "part": part,
+                   "rep": rep, "start_at": round(start_at + k * interval, 6),
+                   "lead_s": round(self.lead, 3), "nodes": nodeset_fold(nodes),
+                   "count": len(nodes), "failed": dict(skip)}
+            if len(parts) > 1:
+                rnd["armed_with"] = parts
+                rnd["interval_s"] = interval
+            self.manifest["rounds"].append(rnd)
+            rnds.append(rnd)
         self.save_manifest()
         if not nodes:
-            return rnd
+            return rnds
         if self.armed:
-            res, dt = self.armed_run(rnd, part, rep, nodes, start_at)
+            res, dt = self.armed_run(rnds[0], name, parts, rep, nodes, start_at, interval)
         else:
             timeout = self.lead + self.timeout
-            res, dt = self.round("run-%s-rep%d" % (part, rep), nodes,
-                                 self.run_args(part, rep, start_at), timeout)
-        rnd["duration_s"] = round(dt, 3)
+            res, dt = self.round("run-%s-rep%d" % (name, rep), nodes,
+                                 self.run_args(name, rep, start_at), timeout)
         if self.gather == "rcopy":
-            self.rcopy(nodes, part, rep)
-        suffix = ".%s.rep%d.json" % (part, rep)
+            self.rcopy(nodes, name, rep)
+        suffix = ".%s.rep%d.json" % (name, rep)
         arrived = {f[:-len(suffix)] for f in os.listdir(self.rundir) if f.endswith(suffix)}
-        fail = self.record_failures(rnd, res, "--timeout %g s after the start" % self.timeout,
-                                    summaries=arrived)
-        missed = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
-        ahead = self.clock_ahead(missed, fail)
-        missed = [n for n in missed if n not in ahead]
+        missed = set()
+        for rnd in rnds:
+            rnd["duration_s"] = round(dt, 3)
+            fail = self.record_failures(rnd, res, "--timeout %g s after the start"
+                                        % self.timeout, summaries=arrived)
+            lost = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
+            ahead = self.clock_ahead(lost, fail)
+            missed.update(n for n in lost if n not in ahead)
         if missed and self.lead < 600:
             self.lead = min(600.0, self.lead * 2)
             L.say("warning: %d node(s) missed the start of %s: lead raised to %.1f s"
-                  % (len(missed), part, self.lead))
+                  % (len(missed), parts[0], self.lead))
         self.save_manifest()
-        return rnd
+        return rnds
 
     # -- armed parts: arm, wait, collect the status, stop on a signal
 
-    def armed_run(self, rnd, part, rep, nodes, start_at):
+    def armed_run(self, rnd, part, parts, rep, nodes, start_at, interval):
         """Arm part on nodes for start_at (one short connection a node, at the fan-out), then
         collect each node's status until it is final, stopping the nodes on a signal or past
         --timeout. Returns ({node: Outcome}, duration) as a run round would."""
         t0 = time.time()
         tag = "%s-rep%d" % (part, rep)
         sdir = self.scratch + "/" + self.state_name(part, rep)
-        res, arm_dt = self.round("arm-" + tag, nodes, self.arm_args(part, rep, start_at),
+        res, arm_dt = self.round("arm-" + tag, nodes,
+                                 self.arm_args(part, parts, rep, start_at, interval),
                                  max(self.lead, 10.0), honour_stop=False)
         rnd["arm_s"] = round(arm_dt, 3)
         self.manifest["launch"]["arm_s"].append(round(arm_dt, 3))
@@ -731,7 +767,8 @@ class Launcher:
                 pending.append(n)
             else:
                 out[n] = o
-        status_of = self.collect_status(tag, pending, sdir, start_at)
+        status_of = self.collect_status(tag, pending, sdir, start_at,
+                                        start_at + (len(parts) - 1) * interval)
         for n in pending:
             out[n] = self.outcome_of(status_of.get(n))
         bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
@@ -744,7 +781,7 @@ class Launcher:
                     out[n].err = lines
         return out, time.time() - t0
 
-    def collect_status(self, tag, pending, sdir, start_at):
+    def collect_status(self, tag, pending, sdir, start_at, last_start):
         """Poll `stagebench status` on the armed nodes until each is final: from the start,
         then at a pace the status round's own duration sets (at least 1 s, at most 30 s apart
         late in a long part). A signal stops them (`stagebench stop`, the same signal); past
@@ -754,7 +791,7 @@ class Launcher:
         stop_sent = None
         unanswered = {}
         next_poll = start_at + 0.5
-        deadline = start_at + self.timeout
+        deadline = last_start + self.timeout
         polls = 0
         while pending:
             now = time.time()
@@ -954,17 +991,21 @@ class Launcher:
                     show("rep %d: prepare %s (one node per server; %s)" % (
                         rep, test, "recreated" if d["recreate"] else "kept once made"),
                         prep_nodes, self.prepare_args(test), self.prepare_timeout)
-                for part in parts:
+                for group in self.part_groups(test, parts):
+                    part = group[0] if len(group) == 1 else test
                     if self.server_drop is not None and test == "3":
                         print("rep %d: before %s, on this host: %s" % (
                             rep, part, q(shlex.quote(w) for w in self.server_drop)))
                     print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
-                          "added to the time the round is launched)" % (
-                              rep, part, t, L.utc(t), self.lead))
+                          "added to the time the round is launched)%s" % (
+                              rep, group[0], t, L.utc(t), self.lead,
+                              "; then every %g s: %s" % (self.interval, " ".join(group[1:]))
+                              if len(group) > 1 else ""))
                     if self.armed:
                         sdir = self.scratch + "/" + self.state_name(part, rep)
                         show("    arm %s (returns once the node waits for the start)" % part,
-                             self.nodes, self.arm_args(part, rep, t), max(self.lead, 10.0))
+                             self.nodes, self.arm_args(part, group, rep, t, self.interval),
+                             max(self.lead, 10.0))
                         show("    then, from the start until every node is done: status",
                              self.nodes, ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench,
                                           "status", "--format", "json"], 60)
@@ -975,7 +1016,7 @@ class Launcher:
                         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
                         print("    copy back: %s" % q(shlex.quote(c) for c in e.describe_rcopy(
                             nf, src, os.path.join(self.rundir, "incoming"))))
-                    t += self.lead + 1
+                    t += self.lead + 1 + (len(group) - 1) * self.interval
         if self.args.clean:
             tests = [t for t, _p in self.plan if self.catalogue.tests[t]["replica"]]
             if tests:
@@ -1063,15 +1104,16 @@ class Launcher:
                     for s, why in unprepared_of[test].items():
                         L.say("warning: %s rep %d: server %s: %s" % (test, rep, s, why))
                 unprepared = unprepared_of.get(test, {})
-                for part in parts:
+                for group in self.part_groups(test, parts):
                     if self.stop_signal:
                         break
                     if self.server_drop is not None and test == "3":
-                        self.server_drop_run(part, rep)
-                    rnd = self.run_phase(test, part, rep, unprepared)
-                    bad = len(rnd.get("failed") or {})
-                    L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
-                        part, rep, rnd["count"], "" if rnd["count"] == 1 else "s", bad))
+                        self.server_drop_run(group[0], rep)
+                    for rnd in self.run_phase(test, group, rep, unprepared):
+                        bad = len(rnd.get("failed") or {})
+                        L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
+                            rnd["part"], rep, rnd["count"], "" if rnd["count"] == 1 else "s",
+                            bad))
         if not self.stop_signal:
             self.clock_check(*self.clock_phase("end"), which="end")
         if a.clean and not self.stop_signal:

@@ -216,6 +216,36 @@ class EndToEnd(ct.TempDirCase):
         run = [r for r in man["rounds"] if r["kind"] == "run"][0]
         self.assertEqual(run.get("failed"), {})
 
+    def test_whole_test_armed_over_ssh(self):
+        """--interval 2: test 4's three parts armed in one round on each node (the part k at
+        T + 2k s), one summary a node with the three parts, each part's record at its
+        instant, and the report counts every part on both nodes."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", ct.BINARY, "--dir", os.path.join(STAGE, "server1"),
+            "--results", self.path("results"), "--run-id", "grid", "--gather", "shared",
+            "--scratch", self.path("scratch"), "--scale", "tiny", "--interval", "2", "4"],
+            timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        rundir = self.path("results", "grid")
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        runs = [r for r in man["rounds"] if r["kind"] == "run"]
+        self.assertEqual([r["part"] for r in runs], ["4a", "4b", "4c"])
+        self.assertEqual([round(r["start_at"] - runs[0]["start_at"], 3) for r in runs],
+                         [0.0, 2.0, 4.0])
+        logs = os.listdir(os.path.join(rundir, "logs"))
+        self.assertEqual(len([f for f in logs if "-arm-" in f and f.endswith(".nodes")]), 1,
+                         logs)
+        for n in nodes:
+            s = ct.load(os.path.join(rundir, "%s.4.rep1.json" % n))
+            self.assertEqual(s["status"], "ok")
+            self.assertEqual([q["part"] for q in s["tests"][0]["parts"]], ["4a", "4b", "4c"])
+        rep = ct.load(os.path.join(rundir, "report.json"))
+        self.assertEqual([q["nodes_ok"] for q in rep["parts"]], [2, 2, 2])
+        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-grid")))
+
     def test_ctrl_c_over_ssh(self):
         """Ctrl-C while the remote node waits for its start: the launcher signals it through
         a second ssh connection, the node writes its summary (interrupted), which is still
