@@ -455,6 +455,31 @@ class Launcher:
             return "interrupted", "interrupted (exit %d)%s" % (o.rc, ": " + e if e else "")
         return "failed", "exit %d: %s" % (o.rc, e or "no message")
 
+    def say_errors(self, res, limit):
+        """Why the nodes of a round failed, as they said it: each distinct first error line
+        once with the nodes that printed it (ten lines at most, the rest counted)."""
+        by = {}
+        for node in sorted(res, key=L.natural_key):
+            o = res[node]
+            status, error = self.classify(o, limit)
+            if status == "ok":
+                e = err_line(o.err) or ("printed nothing" if not o.out else None)
+                if e is None:
+                    continue
+                error = e
+            elif o.err and not o.timeout:
+                error = err_line(o.err)
+            by.setdefault(L.safe_text(error).replace("\n", " "), []).append(
+                self.ident.get(node, node))
+        items = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for text, nodes in items[:CLOCK_LINES]:
+            L.say("  %s: %s" % (nodeset_fold(nodes), text))
+        if len(items) > CLOCK_LINES:
+            rest = [n for _t, ns in items[CLOCK_LINES:] for n in ns]
+            L.say("  and %d more message%s, from %s (see the logs)"
+                  % (len(items) - CLOCK_LINES, "" if len(items) == CLOCK_LINES + 1 else "s",
+                     nodeset_fold(rest)))
+
     def record_failures(self, rnd, res, limit, summaries=None):
         """Record in the round every node that did not end well; limit says what its time
         limit was, for the message of a node that hung."""
@@ -493,6 +518,7 @@ class Launcher:
         rnd = {"kind": "info", "what": "the info round", "nodes": nodeset_fold(self.nodes),
                "duration_s": round(dt, 3)}
         infos = parse_infos(res)
+        self.info_res = res
         for node, info in infos.items():
             name = info.get("node")
             if L.node_name_ok(name) and name != node:
@@ -767,6 +793,9 @@ class Launcher:
                 pending.append(n)
             else:
                 out[n] = o
+        if not pending:
+            L.say("error: %s: no node could be armed:" % tag)
+            self.say_errors(res, "the arm round's %g s" % max(self.lead, 10.0))
         status_of = self.collect_status(tag, pending, sdir, start_at,
                                         start_at + (len(parts) - 1) * interval)
         for n in pending:
@@ -1090,6 +1119,7 @@ class Launcher:
             self.save_manifest()
             L.say("error: no node answered the info round (see %s)"
                   % os.path.join(self.rundir, "logs"))
+            self.say_errors(self.info_res, "the info round's %g s" % self.info_timeout)
             return self.finish(L.EXIT_PRECONDITION)
         for rep in range(1, a.repeat + 1):
             for test, parts in self.plan:

@@ -246,6 +246,24 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual([q["nodes_ok"] for q in rep["parts"]], [2, 2, 2])
         self.assertFalse(os.path.exists(self.path("scratch", "stagebench-grid")))
 
+    def test_not_found_reads_well(self):
+        """No node answers the info round because the binary is not on them: the launcher
+        prints each node's own error line, and the report claims nothing about their clocks."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", "/nonexistent/stagebench", "--results", self.path("results"),
+            "--run-id", "nf", "--scratch", self.path("scratch"), "--scale", "tiny", "null"],
+            timeout=120)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("no node answered the info round", p.stderr)
+        line = [ln for ln in p.stderr.splitlines() if "node[A-B]" in ln or "nodeA,nodeB" in ln]
+        self.assertTrue(line, p.stderr)
+        self.assertIn("exec: /nonexistent/stagebench: not found", line[0])
+        self.assertIn("nothing is known of the nodes' clocks", p.stdout)
+        self.assertNotIn("NTP-synchronized", p.stdout.replace("NTP synchronized", ""))
+
     def test_ctrl_c_over_ssh(self):
         """Ctrl-C while the remote node waits for its start: the launcher signals it through
         a second ssh connection, the node writes its summary (interrupted), which is still
