@@ -91,6 +91,22 @@ def parse_state(o):
     return None
 
 
+def slurm_node_cpus(nodes):
+    """{node: the CPUs Slurm counts on it} (`scontrol show node -o`), {} when unknown."""
+    if not nodes:
+        return {}
+    try:
+        rc, out, _err = P.run_capture(["scontrol", "show", "node", "-o", ",".join(nodes)], 30)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    cpus = {}
+    for line in out.splitlines() if rc == 0 else []:
+        m = re.search(r"\bNodeName=(\S+).*\bCPUTot=(\d+)", line)
+        if m:
+            cpus[m.group(1)] = int(m.group(2))
+    return cpus
+
+
 def local_build(binary):
     """The build id of the stagebench on this machine (its `clock` header), or None."""
     if not binary or binary == "none":
@@ -549,6 +565,34 @@ class Launcher:
         self.lead = max(self.min_lead, 2.0 * dt + 1.0)
         self.manifest["launch"]["info_s"] = round(dt, 3)
         return rnd
+
+    def warn(self, text):
+        """A warning of the launcher: said now, and kept in the manifest for the report."""
+        L.say("warning: %s" % text)
+        self.manifest["warnings"].append(text)
+
+    def core_warnings(self):
+        """Nodes that will run fewer threads than they have cores: a cgroup or CPU affinity
+        lets their stagebench use fewer CPUs than the machine has (its info round says), or
+        the Slurm allocation holds fewer of a node's CPUs than Slurm counts on it (a
+        non-exclusive allocation)."""
+        few = {}
+        for n, info in sorted(self.infos.items(), key=lambda kv: L.natural_key(kv[0])):
+            topo = info.get("topology") if isinstance(info.get("topology"), dict) else {}
+            allowed, machine = topo.get("allowed_pus"), topo.get("machine_pus")
+            if isinstance(allowed, int) and isinstance(machine, int) and allowed < machine:
+                few.setdefault("may use %d of its %d CPUs (a cgroup or CPU affinity)"
+                               % (allowed, machine), []).append(self.ident[n])
+        alloc = getattr(self.engine, "alloc", None) or {}
+        total = slurm_node_cpus([n for n in self.nodes if n in alloc]) if alloc else {}
+        for n in self.nodes:
+            if n in alloc and n in total and alloc[n] < total[n]:
+                few.setdefault("the Slurm allocation holds %d of its %d CPUs (not exclusive: "
+                               "sbatch/salloc --exclusive)" % (alloc[n], total[n]),
+                               []).append(self.ident[n])
+        for why, nodes in sorted(few.items()):
+            self.warn("%s: %s: it runs fewer threads than it has cores"
+                      % (nodeset_fold(nodes), why))
 
     def clock_phase(self, which):
         """Measure the clock offset of every node still in the run ("start": before the first
@@ -1092,6 +1136,7 @@ class Launcher:
             "max_offset_s": self.max_offset, "require_sync": bool(a.require_sync),
             "server_drop": None if self.server_drop is None else {
                 "command": list(self.server_drop), "where": "launcher", "runs": []},
+            "warnings": [],
             "launcher_version": self.catalogue.version,
             "launcher_build": local_build(a.local_stagebench or F.find_sibling("stagebench")),
         }
@@ -1099,8 +1144,12 @@ class Launcher:
         L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
                                                    "" if len(self.nodes) == 1 else "s",
                                                    self.rundir))
+        if self.engine.name == "srun" and not os.environ.get("SLURM_JOB_ID"):
+            self.warn("srun outside a Slurm allocation: every round is a job of its own, "
+                      "queued and allocated anew (run the launcher within salloc or sbatch)")
         self.info_phase()
         self.manifest["nodes"] = [self.ident[n] for n in self.nodes]
+        self.core_warnings()
         self.group_servers()
         usable = [n for n in self.nodes if n not in self.dead]
         L.say("info round: %d of %d node%s answered in %.2f s; %d server%s; lead %.1f s" % (

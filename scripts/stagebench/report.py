@@ -394,6 +394,8 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "scale": mrun.get("scale") or next((f["scale"] for f in c.nodes.values()
                                             if f.get("scale")), None),
         "notes": [x for x in (m.get("notes") or []) if isinstance(x, str)],
+        "launcher_warnings": [L.safe_text(x) for x in (m.get("warnings") or [])
+                              if isinstance(x, str)][:50],
         "interrupted": m.get("interrupted"),
         "files": c.files,
         "nodes": {
@@ -766,6 +768,8 @@ def to_text(report):
                                       if s.get("preparer") else ""))
     for n in report.get("notes") or []:
         w("note: %s" % n)
+    for x in report.get("launcher_warnings") or []:
+        w("warning: %s" % x)
     if report.get("interrupted"):
         w("note: the launcher was interrupted (%s): later parts did not run"
           % report["interrupted"])
