@@ -83,6 +83,10 @@ def parse_args(argv):
                    help="connections at once (default: 64; clush and pdsh over ssh arm "
                         "the nodes, so any fan-out works; srun and --exec hold every node "
                         "for a part: a value below the node count is refused)")
+    g.add_argument("--topology", metavar="FILE",
+                   help="clush: ClusterShell's tree mode, every round relayed by the "
+                        "gateways of this topology.conf (clush --topology); needs --gather "
+                        "shared; the clock offsets come from the info round")
     g.add_argument("--launcher-option", action="append", default=[], metavar="ARG",
                    help="an extra argument for clush, pdsh or srun (repeatable)")
     g.add_argument("--timeout", default="3600", metavar="SECONDS",

@@ -229,7 +229,8 @@ class TaskRound:
             handler = Handler(self.res, self._logs[0], self._logs[1], self._talk)
             ns = NodeSet.fromlist(nodes)
             if copy is not None:
-                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout)
+                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout,
+                                    tree=False)
             elif engine.exec_mode:
                 from ClusterShell.Worker.Exec import ExecWorker
                 worker = ExecWorker(nodes=ns, handler=handler, timeout=timeout, stderr=True,
@@ -238,8 +239,13 @@ class TaskRound:
                     worker.set_write_eof()
                 task.schedule(worker)
             else:
+                # tree mode (through gateways) only with --topology: a topology.conf of the
+                # site is not applied behind the user's back
+                tree = engine.topology is not None
+                if tree:
+                    task.topology = engine.topology
                 worker = task.shell(command, nodes=ns, handler=handler, timeout=timeout,
-                                    stderr=True, stdin=stdin)
+                                    stderr=True, stdin=stdin, tree=tree)
             self.task, self.worker = task, worker
             if stdin:
                 self.port = task.port(handler=Port(self), autoclose=True)
@@ -290,8 +296,14 @@ class ClushEngine(Engine):
     package = "clustershell"
     can_talk = True  # a round can converse with each node over its stdin (clocksync)
 
-    def __init__(self, exec_mode, options, fanout):
+    def __init__(self, exec_mode, options, fanout, topology=None):
         Engine.__init__(self, "clush", exec_mode, options, fanout)
+        self.topology_file = topology
+        self.topology = load_topology(topology) if topology else None
+        if self.topology is not None:
+            # through gateways a node's output is relayed, not a conversation with this
+            # process: the clock offsets come from the info round (one-shot)
+            self.can_talk = False
         self.info = {}
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()
@@ -323,6 +335,8 @@ class ClushEngine(Engine):
     def describe(self, nodes_file, nodes, args, timeout):
         """The clush command line that does what a round does (dry run, --verbose)."""
         cmd = ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f", self.fan(nodes)]
+        if self.topology_file:
+            cmd += ["--topology", self.topology_file]
         if self.exec_mode:
             cmd += ["-R", "exec"]
         if timeout:
@@ -656,6 +670,26 @@ def allocation_cpus(environ):
     return dict(zip(nodes, counts))
 
 
-def make(name, exec_mode, options, fanout):
-    cls = {"clush": ClushEngine, "pdsh": PdshEngine, "srun": SrunEngine}[name]
+def load_topology(path):
+    """ClusterShell's propagation tree (tree mode: commands relayed by gateways) from a
+    topology.conf, rooted at this host as clush roots it; UsageError saying why not."""
+    from ClusterShell.Topology import TopologyError, TopologyParser
+    import socket
+    if not os.path.isfile(path):
+        raise UsageError("--topology '%s': no such file" % path)
+    host = socket.gethostname().split(".")[0]
+    try:
+        return TopologyParser(path).tree(host)
+    except (TopologyError, ValueError, KeyError) as e:
+        raise UsageError("--topology '%s': %s (this host, the tree's root, is '%s')"
+                         % (path, safe_text(str(e) or type(e).__name__), host))
+    except Exception as e:  # ConfigParser's and NodeSet's errors have no common base
+        raise UsageError("--topology '%s': %s: %s" % (path, type(e).__name__,
+                                                      safe_text(str(e))))
+
+
+def make(name, exec_mode, options, fanout, topology=None):
+    if name == "clush":
+        return ClushEngine(exec_mode, options, fanout, topology)
+    cls = {"pdsh": PdshEngine, "srun": SrunEngine}[name]
     return cls(exec_mode, options, fanout)

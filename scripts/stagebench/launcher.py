@@ -222,7 +222,17 @@ class Launcher:
         self.results = os.path.abspath(a.results)
         self.rundir = os.path.join(self.results, self.run_id)
         self.scratch = os.path.join(a.scratch, "stagebench-" + self.run_id)
-        self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout)
+        if a.topology is not None:
+            if a.launcher != "clush" or a.exec_mode:
+                raise L.UsageError("--topology (ClusterShell's tree mode, through gateways) "
+                                   "works with clush over ssh, not %s"
+                                   % ("--exec" if a.exec_mode else a.launcher))
+            if gather == "rcopy":
+                raise L.UsageError("--topology: the summaries are not copied back through "
+                                   "gateways: give --gather shared (a results directory "
+                                   "every node can write)")
+        self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout,
+                                  topology=a.topology)
         # clush and pdsh over ssh arm the nodes (a connection held for seconds, not for a
         # part): a bounded fan-out works. srun and --exec hold every node's connection or
         # process for the whole part: nodes past the first wave would start late.

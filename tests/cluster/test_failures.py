@@ -137,6 +137,45 @@ class Launcher(ct.TempDirCase):
         self.assertIn("clush", out)
         self.assertFalse(os.path.exists(self.path("r")))
 
+    def test_topology_tree_mode(self):
+        """--topology FILE: ClusterShell's tree mode, every clush round through the gateways
+        the file names, rooted at this host; the clock offsets one-shot from the info round;
+        refused with the reason for another launcher, copy-back, a file that does not root
+        at this host, or no file."""
+        import socket
+        host = socket.gethostname().split(".")[0]
+        topo = self.path("topology.conf")
+        with open(topo, "w") as f:
+            f.write("[routes]\n%s: gw1\ngw1: node[1-4]\n" % host)
+        p = self.cluster(["-w", "node[1-4]", "--results", self.path("r"), "--run-id", "tree",
+                          "--dry-run", "--scale", "tiny", "--topology", topo, "--gather",
+                          "shared", "--interval", "5", "4"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rounds = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("clush ")]
+        self.assertTrue(rounds)
+        for ln in rounds:
+            self.assertIn(" --topology %s " % topo, ln)
+        self.assertIn("clock offsets: from the info round (one-shot", p.stdout)
+        self.assertEqual(p.stdout.count("    arm 4 ("), 1)  # one arm round for 4a 4b 4c
+        other = self.path("other.conf")
+        with open(other, "w") as f:
+            f.write("[routes]\nnot-this-host: gw1\ngw1: node[1-4]\n")
+        r = self.path("r")
+        for args, text in [
+                (["--topology", topo, "--launcher", "pdsh", "--gather", "shared"],
+                 "works with clush over ssh, not pdsh"),
+                (["--topology", topo, "--exec"], "works with clush over ssh, not --exec"),
+                (["--topology", topo], "give --gather shared"),
+                (["--topology", other, "--gather", "shared"],
+                 "(this host, the tree's root, is '%s')" % host),
+                (["--topology", self.path("none"), "--gather", "shared"], "no such file")]:
+            with self.subTest(args=args):
+                p = self.cluster(["-w", "node[1-4]", "--results", r, "--scale", "tiny"] +
+                                 args + ["1a"])
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(text, p.stderr)
+                self.assertFalse(os.path.exists(r))
+
     def test_bad_input_is_refused(self):
         r = self.path("r")
         cases = [
