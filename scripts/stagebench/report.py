@@ -15,7 +15,9 @@ import io
 import json
 import multiprocessing
 import os
+import signal
 import statistics
+import threading
 import time
 
 from . import catalogue
@@ -67,10 +69,17 @@ def _workers(n):
     return min(cpus, 8)
 
 
+def _worker_signals():
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle
+
+
 def _iter_summaries(files):
     items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
     catalogue.load()  # once, before the workers are forked
-    nw = _workers(len(items))
+    # forked workers only from a process with one thread: a fork copies every lock another
+    # thread holds, held for ever in the child (the launcher's rounds run in threads)
+    nw = _workers(len(items)) if threading.active_count() == 1 else 1
     if nw == 1:
         for path, off in items:
             yield read_summary(path, off)
@@ -78,7 +87,17 @@ def _iter_summaries(files):
     size = max(8, min(256, len(items) // (nw * 8) or 1))
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing
-    with ctx.Pool(nw) as pool:
+    # The workers must end on the pool's SIGTERM, not run the handler of the process that
+    # forks them (the launcher's turns SIGTERM into "stop the nodes": a worker kept waiting
+    # and the launcher waited for it for ever): forked with SIGTERM at its default.
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
+    try:
+        pool = ctx.Pool(nw, initializer=_worker_signals)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, old)
+    with pool:
         for res in pool.imap(_read_chunk, chunks):
             for r in res:
                 yield r

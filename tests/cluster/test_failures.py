@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import unittest
 
@@ -136,6 +137,49 @@ class Launcher(ct.TempDirCase):
         self.assertIn("--rcopy", out)
         self.assertIn("clush", out)
         self.assertFalse(os.path.exists(self.path("r")))
+
+    def test_report_of_many_under_a_sigterm_handler(self):
+        """70 summaries are read by a pool of forked workers. In a process with a SIGTERM
+        handler of its own (the launcher's, which prints the report itself) the workers are
+        still forked with SIGTERM at its default, so that the pool's end (SIGTERM to each
+        worker) ends them: with the launcher's handler a worker kept waiting, and the launcher
+        waited for it, once a run had 64 summaries. With another thread running, no fork."""
+        many = self.path("many")
+        os.makedirs(many)
+        os.makedirs(self.path("stage"))
+        res = ct.run_nodes(["m0"], ["null"], self.path(), self.path("stage"), start_in=5.0)
+        path, rc, err = res["m0"]
+        self.assertEqual(rc, 0, err)
+        one = ct.load(path)
+        for i in range(70):
+            one["node"] = "m%03d" % i
+            with open(os.path.join(many, "m%03d.json" % i), "w") as f:
+                json.dump(one, f)
+        code = "\n".join([
+            "import glob, os, signal, sys, threading, time",
+            "sys.path.insert(0, %r)" % ct.SCRIPTS,
+            "signal.signal(signal.SIGTERM, lambda *a: None)",
+            "from stagebench import report as R",
+            "read = R._read_chunk",
+            "def probe(items):",
+            "    d = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL",
+            "    return [dict(r, probe=(os.getpid(), d)) for r in read(items)]",
+            "R._read_chunk = probe",
+            "files = sorted(glob.glob(os.path.join(%r, '*.json')))" % many,
+            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "print(len(got), len(set(x[0] for x in got if x and x[0] != os.getpid())),",
+            "      all(x is None or x[1] for x in got))",
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
+            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "print(len(got), got.count(None))",
+            "print(signal.getsignal(signal.SIGTERM) != signal.SIG_DFL)"])
+        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
+                           env=ct.env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        workers = 2 if len(os.sched_getaffinity(0)) >= 2 else 0
+        self.assertEqual(p.stdout.splitlines(), [
+            "70 %d True" % workers if workers else "70 0 True", "70 70", "True"], p.stderr)
 
     def test_topology_tree_mode(self):
         """--topology FILE: ClusterShell's tree mode, every clush round through the gateways
