@@ -16,6 +16,7 @@
 #include "driver/arm.h"
 #include "driver/armctl.h"
 #include "driver/check.h"
+#include "driver/health.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
@@ -502,6 +503,8 @@ static int main_check(struct main_env *e)
 
 	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
+	if (e->o.health)
+		return main_finish(e, health_check(&e->o, e->res.node));
 	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_fail(e, out, why);
 	if (!e->o.dir)

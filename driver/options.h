@@ -65,8 +65,12 @@ struct options {
 	/* run: "T1,T2,...", the start instant of every part */
 	const char *schedule;
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
+	bool keep_cache; /* run: no drop of this node's cache of a replica before a part */
 	bool progress, no_progress;
 	bool help, version;
+	bool health;	     /* check --health: judge the summaries under results */
+	const char *results; /* check --health */
+	double max_age;	     /* check --health: seconds */
 
 	/* Which options were given (on the command line or through the environment). */
 	bool set_start_at, set_start_in, set_interval, set_seed, set_count, set_chunk;

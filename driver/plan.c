@@ -314,6 +314,7 @@ static void plan_settings(const struct options *o, struct plan_run *r)
 	r->verify = o->verify;
 	r->fsync = o->fsync;
 	r->keep = o->keep;
+	r->keep_cache = o->keep_cache;
 	r->start_fixed = o->set_start_at;
 	r->start_at = o->start_at;
 	r->start_in = o->start_in;

@@ -64,6 +64,7 @@ struct plan_run {
 	uint64_t buffer_offset; /* of the I/O buffer past a page boundary, or OPTIONS_AUTO */
 	uint64_t seed;		/* of every thread's random stream (given or drawn once) */
 	bool verify, fsync, keep;
+	bool keep_cache;  /* the node's cache of a replica is not dropped before a part */
 	bool start_fixed; /* start_at is an absolute instant (--start-at) */
 	double start_at;  /* the first part's start, when start_fixed */
 	double start_in;  /* otherwise: this long after the first part could start */

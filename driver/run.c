@@ -124,8 +124,9 @@ static void run_publish(struct run_state *st, const struct plan_test *pt,
 /*
  * Before the release of a part that reads a replica, untimed: its identity (re-checked at
  * the part's end), then this node's cached pages of it dropped, so that the reads go to the
- * server as the spec expects, and what is still cached: the residency at the release, which
- * may be unknown (a FUSE direct_io file cannot be mapped) and is then said so, never 0.
+ * server as the spec expects (not with --keep-cache, for comparisons on a local filesystem),
+ * and what is still cached: the residency at the release, which may be unknown (a FUSE
+ * direct_io file cannot be mapped) and is then said so, never 0.
  */
 static void run_cold(struct run_state *st, struct part_result *pr)
 {
@@ -136,9 +137,12 @@ static void run_cold(struct run_state *st, struct part_result *pr)
 		return;
 	pr->cache_cold_expected = true;
 	st->id_rc = replica_identity_get(AT_FDCWD, pr->file, &st->id);
-	int rc = fs_drop_path(pr->file, &r);
-	/* Only measuring what stayed may have failed (an unmappable file): the drop was done. */
-	pr->cache_dropped = rc == 0 || (!r.known && r.why == -rc);
+	if (!st->plan->run.keep_cache) {
+		int rc = fs_drop_path(pr->file, &r);
+		/* Only measuring what stayed may have failed (an unmappable file): it was dropped.
+		 */
+		pr->cache_dropped = rc == 0 || (!r.known && r.why == -rc);
+	}
 	fs_residency_path(pr->file, &r);
 	pr->residency = r.known ? r.fraction : -1.0;
 	pr->residency_why = r.known ? 0 : r.why;

@@ -12,9 +12,10 @@ synchronized to less than a second across nodes (held, NOT held or cannot tell, 
 instants), the nodes' warnings, and the run's validity as a spec run, rule by rule.
 
 Exit status: 0 all good; 1 any node failed, missing, invalid or regressed (or the start was
-NOT held); 2 bad usage.
+NOT held); 2 bad usage; 3 an output could not be written.
 """
 import argparse
+import errno
 import os
 import sys
 
@@ -22,6 +23,7 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import plot
+from . import prometheus
 from . import report as R
 from .nodes import nodeset_expand
 
@@ -30,13 +32,15 @@ examples:
   stagebench-collect results/20260101-020000
   stagebench-collect results/20260101-020000 --format json > report.json
   stagebench-collect results/RUN --save-baseline baseline.json
-  stagebench-collect results/RUN --baseline baseline.json --tolerance 15%%
+  stagebench-collect results/RUN --baseline baseline.json --tolerance 15
   stagebench-collect results/RUN --expect 'node[001-128]' --plot times.svg
 
 exit status: 0 all good; 1 a node failed, is missing, a summary is invalid or duplicated,
 a node or part regressed against the baseline, or a part's start was NOT held (its true
 spread across nodes, each node's instants minus its measured clock offset, reached 1 s); 2 bad
-usage. "cannot tell" and "NOT VALID" as a spec run alone do not change it.
+usage; 3 an output (stdout, --output, --save-baseline, --plot, --prometheus) could not be
+written (the cause named) or is not a regular file. "cannot tell" and "NOT VALID" as a spec run
+alone do not change it.
 """
 
 
@@ -68,6 +72,9 @@ def parse_args(argv):
                     help="draw node times per part, slow nodes marked, to FILE (.svg or .png)")
     ap.add_argument("--slow", default="25%", metavar="PCT",
                     help="a node is marked slow on the plot above the median by this (25%%)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="also write the report as node_exporter textfile metrics to FILE "
+                         "(e.g. /var/lib/prometheus/node-exporter/stagebench.prom)")
     ap.add_argument("--output", "-o", metavar="FILE",
                     help="write the report to FILE instead of stdout")
     ap.add_argument("--version", action=catalogue.VersionAction)
@@ -103,13 +110,10 @@ def main(argv=None):
     else:
         text = R.to_text(report)
     if args.output:
-        F.write_atomic(args.output, text)
-    else:
-        try:
-            sys.stdout.write(L.safe_text(text))
-            sys.stdout.flush()
-        except BrokenPipeError:
-            pass
+        if not _output("--output " + args.output, F.write_atomic, args.output, text):
+            return L.EXIT_PRECONDITION
+    elif not _output("stdout", _write_stdout, L.safe_text(text)):
+        return L.EXIT_PRECONDITION
     for f in report["invalid"]:
         L.say("warning: skipped %s: %s" % (f["file"], f["reason"]))
     if report["files"] == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
@@ -118,14 +122,65 @@ def main(argv=None):
         if runs:
             L.say("no summary in %s itself; its runs are: %s" % (args.results[0],
                                                                  " ".join(runs[-10:])))
+    err = prometheus.write(args.prometheus, report, c) if args.prometheus else None
+    if err:
+        L.say("error: --prometheus: %s" % err)
+        return L.EXIT_PRECONDITION
     if args.save_baseline:
-        F.write_json_atomic(args.save_baseline, R.make_baseline(report, source=src))
+        if not _output("--save-baseline " + args.save_baseline, F.write_json_atomic,
+                       args.save_baseline, R.make_baseline(report, source=src)):
+            return L.EXIT_PRECONDITION
         L.say("baseline saved to %s" % args.save_baseline)
     if args.plot:
         try:
+            F.check_replaceable(args.plot)
             used = plot.plot(report, args.plot, slow=slow)
             L.say("plot written to %s (%s)" % (args.plot, used))
-        except (OSError, RuntimeError) as e:
+        except OSError as e:
+            L.say("error: --plot %s: %s" % (args.plot, _cause(e)))
+            return L.EXIT_PRECONDITION
+        except RuntimeError as e:
             L.say("error: --plot %s: %s" % (args.plot, e))
             return L.EXIT_FAILED
     return report["exit_code"]
+
+
+def _cause(e):
+    """The real cause of a failed write, in words ('No space left on device')."""
+    if isinstance(e, F.UnsafePath):
+        return str(e)
+    return L.errno_text(e)
+
+
+def _write_stdout(text):
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _output(what, fn, *args):
+    """Write one output; False (said on stderr) when it failed. A reader that went away
+    (a closed pipe) is not an error."""
+    try:
+        fn(*args)
+        return True
+    except BrokenPipeError:
+        _quiet_stdout()
+        return True
+    except OSError as e:
+        L.say("error: cannot write %s: %s" % (what, _cause(e)))
+        if what == "stdout":
+            _quiet_stdout()
+        return False
+
+
+def _quiet_stdout():
+    """What is left in stdout's buffer is dropped: the interpreter's own flush at exit must
+    not fail again (or print a traceback)."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass

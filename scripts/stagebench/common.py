@@ -110,19 +110,22 @@ def rep_offset_from_name(filename):
 
 
 def add_tolerance_option(ap):
-    ap.add_argument("--tolerance", default="15%", metavar="PCT",
-                    help="allowed slowdown against the baseline (default: 15%%)")
+    ap.add_argument("--tolerance", default="15", metavar="PCT",
+                    help="allowed slowdown against the baseline, in percent, the %% sign "
+                         "optional: 15 and 15%% both mean 15 percent (default: 15)")
 
 
 def parse_tolerance(text):
-    """'15%' or '15' -> 0.15."""
+    """A percentage, its sign optional: '15%' or '15' -> 0.15 (so a crontab line, where a
+    bare % ends the command, needs none)."""
     t = str(text).strip()
     if t.endswith("%"):
         t = t[:-1]
     try:
         v = float(t)
     except ValueError:
-        raise UsageError("tolerance '%s' is malformed: expected a percentage like 15%%" % text)
+        raise UsageError("tolerance '%s' is malformed: expected a percentage like 15 or 15%%"
+                         % text)
     if not (0 <= v <= 10000):
         raise UsageError("tolerance '%s' is out of range: 0%% to 10000%%" % text)
     return v / 100.0
@@ -193,6 +196,18 @@ def safe_text(text):
     if not isinstance(text, str):
         text = str(text)
     return _CONTROL_RE.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
+
+
+def safe_json(obj):
+    """A JSON value with every string in it (keys too) passed through safe_text: what a node
+    or a file said, kept escaped. Its depth must be bounded (load_json bounds a file's)."""
+    if isinstance(obj, str):
+        return safe_text(obj)
+    if isinstance(obj, list):
+        return [safe_json(v) for v in obj]
+    if isinstance(obj, dict):
+        return {safe_text(k): safe_json(v) for k, v in obj.items()}
+    return obj
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ collector's status. It prints nothing when all is well and the report when not, 
 only the problems.
 
     15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench \\
-        --baseline /shared/stagebench/baseline.json --tolerance 15% \\
+        --baseline /shared/stagebench/baseline.json --tolerance 15 \\
         -- -g compute --dir /stage/bench all
 """
 import argparse
@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -25,21 +26,27 @@ from . import catalogue
 from . import common as L
 from . import files as F
 from . import procs as P
+from . import prometheus
 from . import report as R
 
 LOG = "stagebench-cron.log"
 LOCK = ".stagebench-cron.lock"
+RECORD = ".stagebench-cron.runs"  # the runs this wrapper started: only those are pruned
+MARK = "STAGEBENCH_CRON_RESULTS"  # in the environment of every process of a run
 RUN_RE = re.compile(r"^cron-\d{8}-\d{6}(-\d+)?$")
 EPILOG = """\
 crontab line (every night at 02:15):
-  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15% -- -g compute --dir /stage/bench all
+  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
 
-The arguments after -- go to stagebench-cluster (or stagebench-sim with --sim); --results and
---run-id are set by this script. Without an existing --baseline file, the first run that is
-all good becomes the baseline.
+The tolerance is in percent, written without a % sign: cron turns a bare % into a newline
+and cuts the command there. The arguments after -- go to stagebench-cluster (or
+stagebench-sim with --sim); --results and --run-id are set by this script. Without an
+existing --baseline file, the first run that is all good becomes the baseline.
 
 exit status: the collector's: 0 all good; 1 a node failed, is missing or invalid, or a node or
-part regressed; 2 bad usage; 3 another run still holds the lock; 130/143 interrupted.
+part regressed, or the launcher died; 2 bad usage (a --results others can write into
+included); 3 another run still holds the lock or a previous run's processes are alive, or a
+report or baseline could not be written (the cause named); 130/143 interrupted.
 """
 
 
@@ -65,6 +72,8 @@ def parse_args(argv):
     ap.add_argument("--sim", action="store_true",
                     help="run stagebench-sim instead of stagebench-cluster (a trial on one "
                          "machine)")
+    ap.add_argument("--prometheus", metavar="FILE",
+                    help="write node_exporter textfile metrics of each run to FILE")
     ap.add_argument("--log", metavar="FILE", help="log file (default: RESULTS/%s)" % LOG)
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print the report even when all is well")
@@ -87,107 +96,249 @@ def open_log(path):
     return lambda msg: logger.info("%s", L.safe_text(msg))
 
 
-def prune(results, keep, current, log):
-    runs = sorted(d for d in os.listdir(results)
-                  if RUN_RE.match(d) and os.path.isdir(os.path.join(results, d)))
+def read_record(path):
+    """The runs this wrapper started, oldest first: [(run id, ended: bool)], from its record
+    (lines 'start RUN' and 'end RUN STATUS'), a file of ours."""
+    runs, ended = [], set()
+    try:
+        with F.open_ours(path) as f:
+            f.seek(0)
+            for line in f.read(1 << 20).splitlines():
+                w = line.split()
+                if len(w) >= 2 and RUN_RE.match(w[1]):
+                    if w[0] == "start" and w[1] not in runs:
+                        runs.append(w[1])
+                    elif w[0] == "end":
+                        ended.add(w[1])
+    except FileNotFoundError:
+        pass
+    return [(r, r in ended) for r in runs]
+
+
+def record(path, line):
+    with F.open_ours(path) as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def prune(results, keep, current, log, record_path):
+    """Remove the oldest runs beyond keep, among those this wrapper recorded (never a directory
+    it did not make, whatever its name): directories of ours, not links."""
+    runs = []
+    for d, _ended in read_record(record_path):
+        path = os.path.join(results, d)
+        try:
+            F.check_dir(path)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            log("prune: left %s alone: %s" % (path, e))
+            continue
+        runs.append(d)
     old = [d for d in runs if d != current][:max(0, len(runs) - keep)]
     for d in old:
         path = os.path.join(results, d)
-        if not os.path.exists(os.path.join(path, L.MANIFEST)) and \
-                os.listdir(path) not in ([], ["launcher.log"]):
-            log("prune: left %s alone: no manifest, not a run of this script" % path)
-            continue
         shutil.rmtree(path, ignore_errors=True)
         log("prune: removed %s (keeping the newest %d)" % (path, keep))
 
 
-def main():
-    args = parse_args(sys.argv[1:])
-    try:
-        if not (1 <= args.keep <= 100000):
-            raise L.UsageError("--keep %d is out of range: 1 to 100000" % args.keep)
-        tolerance = L.parse_tolerance(args.tolerance)
-        if not args.launcher_args:
-            raise L.UsageError("give the launcher's arguments after --: nodes, --dir, tests")
-        for a in args.launcher_args:
-            if a in ("--results", "--run-id") or a.startswith(("--results=", "--run-id=")):
-                raise L.UsageError("%s is set by stagebench-cron: leave it out" % a)
-        name = "stagebench-sim" if args.sim else "stagebench-cluster"
-        script = F.find_sibling(name)
-        if not script:
-            raise L.UsageError("%s is neither beside this command nor on PATH" % name)
-        results = os.path.abspath(args.results)
-        F.ensure_dir(results)
-        baseline = None
-        if args.baseline and os.path.exists(args.baseline):
-            baseline = R.load_baseline(args.baseline)
-    except L.UsageError as e:
-        L.fail(str(e), L.EXIT_USAGE)
-    except OSError as e:
-        L.fail("cannot create %s: %s" % (args.results, L.errno_text(e)), L.EXIT_USAGE)
+def live_processes(tag):
+    """Pids of live processes whose environment carries the run marker tag (the launcher of a
+    run and everything it started on this machine)."""
+    want = ("%s=%s" % (MARK, tag)).encode()
+    out = []
+    for e in os.listdir("/proc"):
+        if not e.isdigit() or int(e) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % e, "rb") as f:
+                env = f.read(1 << 20).split(b"\0")
+            with open("/proc/%s/stat" % e, "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if want in env and state != b"Z":
+            out.append(int(e))
+    return sorted(out)
 
-    log = open_log(args.log or os.path.join(results, LOG))
+
+def setup(args):
+    """The checked arguments: (tolerance, script, results, baseline, log path)."""
+    if not (1 <= args.keep <= 100000):
+        raise L.UsageError("--keep %d is out of range: 1 to 100000" % args.keep)
+    tolerance = L.parse_tolerance(args.tolerance)
+    if not args.launcher_args:
+        raise L.UsageError("give the launcher's arguments after --: nodes, --dir, tests")
+    for a in args.launcher_args:
+        if a in ("--results", "--run-id") or a.startswith(("--results=", "--run-id=")):
+            raise L.UsageError("%s is set by stagebench-cron: leave it out" % a)
+    name = "stagebench-sim" if args.sim else "stagebench-cluster"
+    script = F.find_sibling(name)
+    if not script:
+        raise L.UsageError("%s is neither beside this command nor on PATH" % name)
+    results = os.path.abspath(args.results)
+    try:
+        F.ensure_dir(results)
+        # the lock, the log, the record of runs and the runs live here: only we may write
+        F.check_closed_dir(results)
+        logpath = os.path.abspath(args.log or os.path.join(results, LOG))
+        F.check_closed_dir(os.path.dirname(logpath))
+    except F.UnsafePath as e:
+        raise L.UsageError("%s: the lock, log and runs of stagebench-cron must be where only "
+                           "this user can write" % e)
+    baseline = None
+    if args.baseline and os.path.exists(args.baseline):
+        baseline = R.load_baseline(args.baseline)
+    return tolerance, script, results, baseline, logpath
+
+
+def take_lock(results, log):
+    """The lock file (ours, never through a link), locked; None when another run holds it or
+    a previous run's processes are still alive (said, logged)."""
     lockf = F.open_ours(os.path.join(results, LOCK))
     try:
         fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         lockf.seek(0)
-        holder = lockf.read().strip() or "?"
+        holder = L.safe_text(lockf.read(200).strip() or "?")
         log("skipped: the previous run (%s) still holds the lock" % holder)
         L.say("error: the previous run (%s) still holds %s: not starting another"
               % (holder, os.path.join(results, LOCK)))
+        return None
+    alive = live_processes(results)
+    if alive:
+        log("skipped: a previous run's processes are still alive (pids %s)"
+            % " ".join(map(str, alive[:20])))
+        L.say("error: a previous run's processes are still alive, its lock released (pids "
+              "%s): not starting another" % " ".join(map(str, alive[:20])))
+        return None
+    return lockf
+
+
+def main():
+    args = parse_args(sys.argv[1:])
+    try:
+        tolerance, script, results, baseline, logpath = setup(args)
+    except L.UsageError as e:
+        L.fail(str(e), L.EXIT_USAGE)
+    except OSError as e:
+        L.fail("cannot create %s: %s" % (args.results, L.errno_text(e)), L.EXIT_USAGE)
+
+    try:
+        log = open_log(logpath)
+        lockf = take_lock(results, log)
+        rec = os.path.join(results, RECORD)
+        previous = read_record(rec)
+    except OSError as e:
+        L.fail("%s" % (e if isinstance(e, F.UnsafePath) else "%s: %s" % (
+            e.filename, L.errno_text(e))), L.EXIT_PRECONDITION)
+    if lockf is None:
         return L.EXIT_PRECONDITION
     lockf.seek(0)
     lockf.truncate()
     lockf.write("pid %d since %s\n" % (os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S")))
     lockf.flush()
+    notes = []
+    if previous and not previous[-1][1]:
+        notes.append("the previous run %s did not finish: its wrapper died (killed, or the "
+                     "machine stopped) before it collected the run" % previous[-1][0])
+        log(notes[-1])
 
     run_id = "cron-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     n = 1
-    while os.path.exists(os.path.join(results, run_id)):
+    while os.path.lexists(os.path.join(results, run_id)):
         n += 1
         run_id = "cron-%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.gmtime()), n)
     rundir = os.path.join(results, run_id)
     F.make_dir(rundir, 0o755)
+    record(rec, "start %s" % run_id)
     cmd = [sys.executable, script] + args.launcher_args + \
         ["--results", results, "--run-id", run_id, "--no-report"]
     log("start %s: %s" % (run_id, " ".join(cmd)))
+    env = dict(os.environ)
+    env[MARK] = results
     with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
+        # The launcher holds the lock too (pass_fds): if this wrapper dies, the next run
+        # still finds it locked while the launcher lives, and the marker in the environment
+        # finds what the launcher started once it is gone.
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env,
+                                pass_fds=(lockf.fileno(),))
         P.forward_signals(proc)
         rc = proc.wait()
     log("launcher exited %d" % rc)
+    if rc < 0:
+        try:
+            signame = signal.Signals(-rc).name
+        except ValueError:
+            signame = "signal %d" % -rc
+        notes.append("the launcher died (killed by %s): the run is incomplete" % signame)
+        log(notes[-1])
     if rc == L.EXIT_USAGE:
         with open(os.path.join(rundir, "launcher.log")) as f:
             text = f.read()
         log("bad launcher arguments: %s" % text.strip().splitlines()[-1:])
         sys.stdout.write(L.safe_text(text))
         shutil.rmtree(rundir, ignore_errors=True)
+        record(rec, "end %s %d" % (run_id, L.EXIT_USAGE))
         return L.EXIT_USAGE
 
     c = R.collect([rundir])
     report = R.build_report(c, baseline=baseline, tolerance=tolerance, source=rundir)
-    text = R.to_text(report)
-    F.write_atomic(os.path.join(rundir, L.REPORT_TXT), text)
-    F.write_atomic(os.path.join(rundir, L.REPORT_JSON), R.to_json(report))
+    text = "".join("%s\n" % x for x in notes) + R.to_text(report)
     status = report["exit_code"]
+    failed_writes = not (_write(log, F.write_atomic, os.path.join(rundir, L.REPORT_TXT), text)
+                         and _write(log, F.write_atomic, os.path.join(rundir, L.REPORT_JSON),
+                                    R.to_json(report)))
+    if rc < 0 and status == L.EXIT_OK:
+        status = L.EXIT_FAILED
     log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
         % (run_id, report["status"], len(report["nodes"]["failed"]),
            len(report["nodes"]["missing"]), len(report["invalid"]),
            len(report["regressions"])))
     if args.baseline and baseline is None:
         if status == L.EXIT_OK:
-            F.write_json_atomic(args.baseline, R.make_baseline(report, source=rundir))
-            log("baseline %s created from %s" % (args.baseline, run_id))
+            if _write(log, F.write_json_atomic, args.baseline,
+                      R.make_baseline(report, source=rundir)):
+                log("baseline %s created from %s" % (args.baseline, run_id))
+            else:
+                failed_writes = True
         else:
             log("no baseline yet, and %s is not good enough to become one" % run_id)
-    prune(results, args.keep, run_id, log)
+    record(rec, "end %s %d" % (run_id, status))
+    prune(results, args.keep, run_id, log, rec)
     if rc in (L.EXIT_SIGINT, L.EXIT_SIGTERM):
         status = rc
-    if status != L.EXIT_OK or args.verbose:
-        sys.stdout.write(text)
-        sys.stdout.write("(results: %s; log: %s)\n" % (rundir, args.log or
-                                                       os.path.join(results, LOG)))
+    if failed_writes and status == L.EXIT_OK:
+        status = L.EXIT_PRECONDITION
+    if status != L.EXIT_OK or args.verbose or notes:
+        try:
+            sys.stdout.write(L.safe_text(text))
+            sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
+            sys.stdout.flush()
+        except OSError as e:
+            log("cannot write the report on stdout: %s" % L.errno_text(e))
+            L.say("error: cannot write stdout: %s" % L.errno_text(e))
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            except OSError:
+                pass
+            status = status or L.EXIT_PRECONDITION
+    if args.prometheus:
+        log(prometheus.write(args.prometheus, report, c, status) or "metrics written to %s"
+            % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status
+
+
+def _write(log, fn, path, data):
+    """One output of the run; False, logged and said with its cause, when it failed."""
+    try:
+        fn(path, data)
+        return True
+    except OSError as e:
+        why = str(e) if isinstance(e, F.UnsafePath) else L.errno_text(e)
+        log("cannot write %s: %s" % (path, why))
+        L.say("error: cannot write %s: %s" % (path, why))
+        return False

@@ -8,6 +8,7 @@ only ever created (a log, a lock) is opened with O_CREAT|O_EXCL|O_NOFOLLOW or, w
 exist, with O_NOFOLLOW and checked to be ours. A directory is created fresh where it holds a
 run's state, and checked before use (a directory, not a link, owned by us, mode 0700 where
 asked)."""
+import errno
 import json
 import os
 import shutil
@@ -47,6 +48,37 @@ def make_dir(path, mode=0o700):
     return check_dir(path, private=not mode & 0o077)
 
 
+def make_run_dir(path, mode=0o755):
+    """A run's results directory: created fresh; or, when the command that started this one
+    made it (stagebench-sim, stagebench-cron, for their own files), adopted only when it is a
+    directory of ours, not a link, and writable by no one else, so nothing in it can have been
+    planted."""
+    try:
+        return make_dir(path, mode)
+    except FileExistsError:
+        pass
+    check_dir(path)
+    m = stat.S_IMODE(os.lstat(path).st_mode)
+    if m & 0o022:
+        raise UnsafePath("%s is writable by other users (mode %04o)" % (path, m))
+    return path
+
+
+def check_closed_dir(path):
+    """path is a directory of this user (or root's), not a link, that no one else can write
+    into: what is in it can only be ours. Raises UnsafePath otherwise."""
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath("%s is not a directory" % path)
+    if st.st_uid not in (os.geteuid(), 0):
+        raise UnsafePath("%s belongs to uid %d, not to this user (uid %d)"
+                         % (path, st.st_uid, os.geteuid()))
+    if st.st_mode & 0o022:
+        raise UnsafePath("%s is writable by other users (mode %04o)"
+                         % (path, stat.S_IMODE(st.st_mode)))
+    return path
+
+
 def ensure_dir(path, mode=0o755, private=False):
     """path as a directory of ours: created (with its parents) when missing, else checked."""
     try:
@@ -56,26 +88,55 @@ def ensure_dir(path, mode=0o755, private=False):
     return check_dir(path, private=private)
 
 
+def _open_nofollow(path, flags, mode):
+    try:
+        return os.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnsafePath("%s is a symbolic link: not followed" % path)
+        raise
+
+
 def open_new(path, mode=0o600, binary=False):
     """A file created exclusively (it must not exist, even as a link): a file object."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+    fd = _open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     return os.fdopen(fd, "wb" if binary else "w")
 
 
 def open_ours(path, mode=0o600):
     """A file of ours opened for appending and reading, created when missing, never through a
     link, refused when another user owns it or it is not a regular file."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | O_NOFOLLOW | O_CLOEXEC, mode)
+    fd = _open_nofollow(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, mode)
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
         os.close(fd)
-        raise UnsafePath("%s is not a regular file of this user" % path)
+        raise UnsafePath("%s is not a regular file of this user (or has other names)" % path)
     return os.fdopen(fd, "a+")
+
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_replaceable(path):
+    """Nothing is at path, or a regular file: what an output may replace (never a link, a
+    FIFO, a device such as /dev/null, a directory). UnsafePath otherwise."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise UnsafePath("%s is %s: only a regular file is replaced" % (path, kind))
 
 
 def write_atomic(path, data, mode=0o644):
     """Write data (str or bytes) to path through an exclusive temporary file in the same
-    directory and a rename: never a half file, never through a planted name."""
+    directory and a rename: never a half file, never through a planted name, never over
+    anything but a regular file (check_replaceable). Write errors raise OSError with their
+    cause (ENOSPC...), and leave nothing behind."""
+    check_replaceable(path)
     d, base = os.path.split(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + base[:64] + ".", suffix=".tmp", dir=d)
     try:

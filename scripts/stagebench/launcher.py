@@ -2,6 +2,7 @@
 """The launcher of stagebench-cluster: the info round, the servers and their preparers, the
 prepare and run rounds of every repetition, the manifest, and stopping every node's stagebench
 on a signal. Rounds go through an engine (engines.py); files through files.py."""
+import binascii
 import json
 import math
 import os
@@ -30,23 +31,53 @@ SERVER_DROP_TIMEOUT = 3600  # --server-drop's command: a server's cache of a big
 # The node's name: $STAGEBENCH_NODE, else Slurm's node name, else its short host name.
 SH_NAME = 'n=${STAGEBENCH_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}'
 SH_NAMED = SH_NAME + '; exec "$@" --node "$n"'
+# The node-local scratch directory $p, an unpredictable name under --scratch (made when
+# missing): made fresh, mode 0700, or else it must already be a private directory of this
+# user (another alias of the same machine made it): a directory, not a link, owned by us,
+# mode 0700. Anything else (planted by another user, a link) fails the node, nothing written.
+SH_CHECK = ('ck() { [ -d "$1" ] && [ ! -L "$1" ] && [ -O "$1" ] && '
+            'case "$(ls -ld -- "$1")" in "drwx------ "*|"drwx------. "*) true;; *) false;; '
+            'esac; }')
+# A process's start time (field 22 of /proc/PID/stat): with its pid, it names that process.
+SH_START = ('st() { [ -r "/proc/$1/stat" ] && (read -r s <"/proc/$1/stat" && s=${s##*) } && '
+            'set -f && set -- $s && echo "${20}"); }')
 # run: $1 shared results dir (or empty: write into the node-local scratch dir $3),
 #      $2 file suffix, $3 scratch dir (for the pid file); then the stagebench command.
-SH_RUN = (SH_NAME + '; r=$1; s=$2; p=$3; shift 3; mkdir -p "$p" && echo $$ >"$p/pid" || exit 3; '
+# The pid file $p/$n.pid holds "PID START-TIME", created exclusively (set -C) in $p.
+SH_RUN = (SH_NAME + '; r=$1; s=$2; p=$3; shift 3; ' + SH_CHECK + '; ' + SH_START + '; '
+          'mkdir -p -- "${p%/*}"; mkdir -m 0700 -- "$p" 2>/dev/null || ck "$p" || { echo "stagebench-cluster: error: '
+          'node-local scratch $p is not a private directory of this user (mode 0700, not a '
+          'link): refused" >&2; exit 3; }; '
+          'rm -f -- "$p/$n.pid" && t=$(st $$) && (set -C; echo "$$ $t" >"$p/$n.pid") || exit 3; '
           'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
           'exec "$@" --node "$n" --out "$o"')
-# arm: the same, then --detach into the state directory $4 inside the scratch directory
-SH_ARM = (SH_NAME + '; r=$1; s=$2; p=$3; a=$4; shift 4; mkdir -p "$p" || exit 3; '
+# arm: the scratch directory made or checked as for run, then --detach into the state
+# directory $p/$4.NODE (stagebench makes it, mode 0700, and refuses one that exists)
+SH_ARM = (SH_NAME + '; r=$1; s=$2; p=$3; a=$4; shift 4; ' + SH_CHECK + '; '
+          'mkdir -p -- "${p%/*}"; mkdir -m 0700 -- "$p" 2>/dev/null || ck "$p" || { echo '
+          '"stagebench-cluster: error: node-local scratch $p is not a private directory of '
+          'this user (mode 0700, not a link): refused" >&2; exit 3; }; '
           'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
           'exec "$@" --node "$n" --out "$o" --detach "$p/$a.$n"')
 # an armed part's state directory is $1.NODE: `$2 $3 STATE_DIR ARGS...` (status, stop), or
 # the tail of its log (no $2)
 SH_ATSTATE = (SH_NAME + '; d="$1.$n"; if [ $# -eq 1 ]; then exec tail -n 20 -- "$d/log"; fi; '
               'b=$2; c=$3; shift 3; exec "$b" "$c" "$d" "$@"')
-SH_STOP = 'p=$1; [ -r "$p/pid" ] && kill -s "$2" "$(cat "$p/pid")" 2>/dev/null; exit 0'
-SH_SCRATCH_RM = ('p=$1; for d in "$p"/arm-*; do [ -d "$d" ] && [ ! -h "$d" ] && '
+# stop: $1 scratch dir, $2 signal name. Only the process the pid file names, when it is still
+# that process (same start time) and a stagebench run of this launcher (--start-at in its
+# command line), in a scratch directory that is ours.
+SH_STOP = (SH_NAME + '; p=$1; ' + SH_CHECK + '; ' + SH_START + '; '
+           'ck "$p" && [ -f "$p/$n.pid" ] && [ ! -L "$p/$n.pid" ] || exit 0; '
+           'read -r k t <"$p/$n.pid"; case "$k" in ""|*[!0-9]*) exit 0;; esac; '
+           '[ -n "$t" ] && [ "$(st "$k")" = "$t" ] && '
+           'tr "\\000" "\\n" <"/proc/$k/cmdline" | grep -qx -e --start-at && '
+           'kill -s "$2" "$k" 2>/dev/null; exit 0')
+# scratch removal: this node's armed state directories (a directory, not a link), its pid
+# file and the summaries, then the directory once empty
+SH_SCRATCH_RM = (SH_NAME + '; p=$1; ' + SH_CHECK + '; ck "$p" || exit 0; '
+                 'for d in "$p"/arm-*."$n"; do [ -d "$d" ] && [ ! -L "$d" ] && '
                  'rm -f -- "$d/state" "$d/log" && rmdir -- "$d"; done; '
-                 'rm -f -- "$p"/*.json "$p/pid" && rmdir -- "$p" 2>/dev/null; exit 0')
+                 'rm -f -- "$p/$n.pid" "$p"/*.json; rmdir -- "$p" 2>/dev/null; exit 0')
 DEFAULT_FANOUT = 64  # ClusterShell's: connections at once in an armed run
 FINAL = ("done", "failed", "interrupted", "lost")
 
@@ -221,7 +252,10 @@ class Launcher:
                                % self.run_id)
         self.results = os.path.abspath(a.results)
         self.rundir = os.path.join(self.results, self.run_id)
-        self.scratch = os.path.join(a.scratch, "stagebench-" + self.run_id)
+        # unpredictable: another user cannot make it beforehand (and if they make it once they
+        # see it, the node refuses it: SH_RUN)
+        self.scratch = os.path.join(a.scratch, "stagebench-%s-%s" % (
+            self.run_id, binascii.hexlify(os.urandom(8)).decode()))
         if a.topology is not None:
             if a.launcher != "clush" or a.exec_mode:
                 raise L.UsageError("--topology (ClusterShell's tree mode, through gateways) "
@@ -533,7 +567,9 @@ class Launcher:
 
     def save_manifest(self):
         if self.manifest is not None:
-            F.write_json_atomic(os.path.join(self.rundir, L.MANIFEST), self.manifest)
+            # what nodes said (errors, mount sources) is kept escaped, never raw
+            F.write_json_atomic(os.path.join(self.rundir, L.MANIFEST),
+                                L.safe_json(self.manifest))
 
     # -- the phases
 
@@ -984,8 +1020,9 @@ class Launcher:
     def rcopy(self, nodes, part, rep):
         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
         incoming = os.path.join(self.rundir, "incoming")
-        if not os.path.isdir(incoming):
-            F.make_dir(incoming)
+        if not getattr(self, "_incoming_made", False):
+            F.make_dir(incoming)  # fresh: fails if anything is at its name
+            self._incoming_made = True
         F.check_dir(incoming, private=True)
         self.round_no += 1
         nf = self.nodes_file(nodes, "rcopy")
@@ -1117,7 +1154,7 @@ class Launcher:
                                "--run-id" % self.rundir)
         try:
             F.ensure_dir(self.results)
-            F.ensure_dir(self.rundir)
+            F.make_run_dir(self.rundir)
             F.make_dir(os.path.join(self.rundir, "logs"), 0o755)
         except OSError as e:
             L.fail("cannot create %s: %s" % (self.rundir, L.errno_text(e)), L.EXIT_PRECONDITION)

@@ -8,6 +8,8 @@ from .common import UsageError, check_node_name, natural_key, node_name_ok, safe
 
 # A node set larger than this is refused: a typo like n[1-99999999] must not eat the memory.
 MAX_NODES = 1000000
+# A host or servers file larger than this is refused (never read in part).
+MAX_FILE_BYTES = 16 << 20
 
 
 def nodeset_expand(text):
@@ -42,7 +44,10 @@ def _config_lines(path, what):
     """(line number, text) of a file's non-empty lines, '#' comments removed."""
     try:
         with open(path, "rb") as f:
-            data = f.read(16 << 20)
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise UsageError("%s '%s' is over %d MiB: refused" % (what, path,
+                                                                 MAX_FILE_BYTES >> 20))
         lines = data.decode("utf-8").splitlines()
     except OSError as e:
         raise UsageError("%s '%s': %s" % (what, path, e.strerror or e))

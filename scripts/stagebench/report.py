@@ -23,10 +23,9 @@ import time
 from . import catalogue
 from . import common as L
 from . import verdict as V
-from .files import read_json
 from .nodes import nodeset_fold
-from .summaries import (Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS, _read_chunk,
-                        read_summary)
+from .summaries import (Bad, Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS,
+                        _read_chunk, check_baseline, check_manifest, load_json, read_summary)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,15 +281,28 @@ def _merge_facts(facts, r):
 
 def _load_manifest(c, path):
     try:
-        m = read_json(path)
-    except (OSError, ValueError) as e:
+        m = load_json(path)
+    except (OSError, Bad) as e:
         c.invalid.append({"file": os.path.basename(path),
-                          "reason": "launcher manifest unreadable: %s" % e})
+                          "reason": "launcher manifest unreadable: %s" % (
+                              e if isinstance(e, Bad) else L.errno_text(e))})
         return
     if not isinstance(m, dict) or m.get("schema") not in L.MANIFEST_SCHEMAS:
         c.invalid.append({"file": os.path.basename(path),
-                          "reason": "not a launcher manifest (schema %r)" % (
-                              m.get("schema") if isinstance(m, dict) else None)})
+                          "reason": "not a launcher manifest (schema %s)" % (
+                              L.safe_text(json.dumps(m.get("schema")))[:60]
+                              if isinstance(m, dict) else None)})
+        return
+    try:
+        m = check_manifest(m)
+    except Bad as e:
+        c.invalid.append({"file": os.path.basename(path),
+                          "reason": "launcher manifest invalid: %s" % e})
+        return
+    except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
+        c.invalid.append({"file": os.path.basename(path),
+                          "reason": "launcher manifest invalid: unexpected structure (%s: %s)"
+                                    % (type(e).__name__, L.safe_text(e)[:200])})
         return
     c.manifest = m
     for rnd in m.get("rounds") or []:
@@ -619,10 +631,12 @@ def make_baseline(report, source=None):
     parts = {}
     for p in report["parts"]:
         d = parts.setdefault(p["part"], {"cluster": [], "nodes": {}})
-        if p["cluster_time_s"] is not None:
+        # a time of 0 cannot be a baseline (nothing is slower by a fraction of it)
+        if p["cluster_time_s"] is not None and p["cluster_time_s"] > 0:
             d["cluster"].append(p["cluster_time_s"])
         for n, t in p["_node_times"].items():
-            d["nodes"].setdefault(n, []).append(t)
+            if t > 0:
+                d["nodes"].setdefault(n, []).append(t)
     out = {}
     for part, d in parts.items():
         out[part] = {"cluster_time_s": _median(d["cluster"]),
@@ -635,15 +649,19 @@ def make_baseline(report, source=None):
 
 def load_baseline(path):
     try:
-        b = read_json(path)
+        b = load_json(path)
     except OSError as e:
         raise L.UsageError("baseline '%s': %s" % (path, e.strerror or e))
-    except ValueError as e:
-        raise L.UsageError("baseline '%s' is not valid JSON: %s" % (path, e))
+    except Bad as e:
+        raise L.UsageError("baseline '%s' is not valid: %s" % (path, e))
     if not isinstance(b, dict) or b.get("schema") != L.BASELINE_SCHEMA or \
             not isinstance(b.get("parts"), dict):
         raise L.UsageError("baseline '%s' is not a stagebench baseline (schema %s)"
                            % (path, L.BASELINE_SCHEMA))
+    try:
+        check_baseline(b)
+    except Bad as e:
+        raise L.UsageError("baseline '%s' is not valid: %s" % (path, e))
     b["_file"] = path
     return b
 

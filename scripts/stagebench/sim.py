@@ -292,9 +292,11 @@ def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, b
     results, rundir = os.path.dirname(os.path.dirname(simdir)), os.path.dirname(simdir)
     try:
         F.ensure_dir(results)
-        F.ensure_dir(rundir)
-        F.ensure_dir(simdir)
-        F.ensure_dir(bindir, 0o700, private=True)
+        # fresh (the run directory: or made by stagebench-cron, see make_run_dir): the
+        # wrappers in sim/bin are executed, as whoever runs this
+        F.make_run_dir(rundir, 0o755)
+        F.make_dir(simdir, 0o755)
+        F.make_dir(bindir, 0o700)
         for s in by_server:
             os.makedirs(os.path.join(top, s), exist_ok=True)
         if args.sshfs:

@@ -10,11 +10,14 @@ import heapq
 import json
 import math
 import os
+import re
+import stat
 
 from . import catalogue
 from . import common as L
 
 UINT64_MAX = (1 << 64) - 1
+INT64_MAX = (1 << 63) - 1  # a bucket count (kept in an array of int64)
 TOP_THREADS = 5
 START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
@@ -29,6 +32,102 @@ class Bad(Exception):
 
 class _Slow(Exception):
     """The fast path met something unusual: the checking path says what."""
+
+
+# The door every JSON file the collector reads goes through (summaries, the manifest,
+# baselines): a file over MAX_FILE_BYTES is refused before it is read; the text must be UTF-8;
+# duplicate keys, NaN and Infinity, integers over 20 digits and floats that overflow are
+# refused while parsing; nesting deeper than MAX_DEPTH is refused; each a one-line reason.
+MAX_FILE_BYTES = 64 << 20
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 20
+# Absurd values: no duration of a part reaches MAX_SECONDS (115 days), no instant MAX_EPOCH
+# (the binary's own bound for --start-at).
+MAX_SECONDS = 1e7
+MAX_EPOCH = 1e11
+
+
+def _pairs(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _v in pairs:
+            if k in seen:
+                raise Bad("duplicate key %s" % json.dumps(k)[:60])
+            seen.add(k)
+    return d
+
+
+# An integer of more than MAX_INT_DIGITS digits, found in the text before it is parsed.
+_LONG_INT = re.compile(r"[:\[,]\s*-?(\d{%d,})" % (MAX_INT_DIGITS + 1))
+
+
+def _constant(name):
+    raise Bad("%s is not a number JSON allows" % name)
+
+
+def _parse_float(text):
+    v = float(text)
+    if not math.isfinite(v):
+        raise Bad("the number %s is out of range" % text[:40])
+    return v
+
+
+def _depth_ok(obj, limit=MAX_DEPTH):
+    """obj nests no deeper than limit (iteratively: a deep structure cannot exhaust the
+    stack here)."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values() if isinstance(v, (dict, list)))
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o if isinstance(v, (dict, list)))
+    return True
+
+
+def load_json(path, limit=MAX_FILE_BYTES, strict=True):
+    """The JSON value of the file at path, through the door; Bad (one line) otherwise. A file
+    that cannot be read raises OSError. strict (the manifest, baselines: used as a whole) also
+    refuses integers over MAX_INT_DIGITS digits, floats that overflow and nesting deeper than
+    MAX_DEPTH anywhere; a summary, of which only checked fields are used, leaves those to the
+    field checks (it is read 10,000 times in a large run: a scan of every number would cost
+    more than the parsing)."""
+    # O_NONBLOCK: a FIFO at the name must not hold the reader (it is refused below)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Bad("not a regular file")
+        if st.st_size > limit:
+            raise Bad("%d bytes, over the %d MiB a file may be" % (st.st_size, limit >> 20))
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise Bad("over the %d MiB a file may be" % (limit >> 20))
+    if not data.strip():
+        raise Bad("empty file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Bad("not UTF-8 text (byte %d)" % e.start)
+    del data
+    m = _LONG_INT.search(text) if strict else None
+    if m:
+        raise Bad("an integer of %d digits is out of range" % len(m.group(1)))
+    kw = {"object_pairs_hook": _pairs, "parse_constant": _constant}
+    if strict:
+        kw["parse_float"] = _parse_float
+    try:
+        obj = json.loads(text, **kw)
+    except RecursionError:
+        raise Bad("not valid JSON: nested too deeply")
+    except ValueError as e:
+        raise Bad("not valid JSON (truncated or damaged): %s" % e)
+    if strict and not _depth_ok(obj):
+        raise Bad("not valid JSON: nested deeper than %d" % MAX_DEPTH)
+    return obj
 
 
 _NUM = frozenset((int, float))
@@ -166,7 +265,7 @@ def _field(obj, key, where, required):
     return v
 
 
-def _num(obj, key, where, required=True, lo=None):
+def _num(obj, key, where, required=True, lo=None, hi=None):
     v = _field(obj, key, where, required)
     if v is _MISSING:
         return None
@@ -175,11 +274,14 @@ def _num(obj, key, where, required=True, lo=None):
         raise Bad("field %s%s is not a number" % (where, key))
     if lo is not None and v < lo:
         raise Bad("field %s%s is negative" % (where, key))
+    if hi is not None and v > hi:
+        shown = "an integer over 2**64" if isinstance(v, int) and v > UINT64_MAX else "%g" % v
+        raise Bad("field %s%s (%s) is out of range: at most %g" % (where, key, shown, hi))
     return v
 
 
 def _int(obj, key, where, required=True):
-    v = _num(obj, key, where, required, lo=0)
+    v = _num(obj, key, where, required, lo=0, hi=UINT64_MAX)
     if v is not None and not isinstance(v, int):
         raise Bad("field %s%s is not a whole number" % (where, key))
     return v
@@ -210,7 +312,8 @@ def _hist_fast(h):
         sub_bits, max_bits = h["sub_bits"], h["max_bits"]
         nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
         b = h["buckets"]
-        if set(map(type, nums)) != _INT or min(nums) < 0 or type(b) is not list:
+        if set(map(type, nums)) != _INT or min(nums) < 0 or max(nums) > UINT64_MAX or \
+                type(b) is not list:
             raise _Slow
         if not (1 <= sub_bits < max_bits <= 64) or \
                 (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
@@ -222,13 +325,13 @@ def _hist_fast(h):
             idx = [x[0] for x in b]
             cnt = [x[1] for x in b]
             if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
-                    min(idx) < 0 or max(idx) > last or min(cnt) < 0:
+                    min(idx) < 0 or max(idx) > last or min(cnt) < 0 or max(cnt) > INT64_MAX:
                 raise _Slow
         else:
             idx = cnt = []
         if sum(cnt) != nums[2]:
             raise _Slow
-    except (TypeError, KeyError, AttributeError):
+    except (TypeError, KeyError, AttributeError, OverflowError):
         raise _Slow
     return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
             array.array("q", cnt))
@@ -260,7 +363,7 @@ def _hist(part, where):
         if not (isinstance(b, list) and len(b) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) for x in b)):
             raise Bad("field %sbuckets has an entry that is not [index, count]" % w)
-        if not (0 <= b[0] <= last) or b[1] < 0:
+        if not (0 <= b[0] <= last) or not (0 <= b[1] <= INT64_MAX):
             raise Bad("field %sbuckets has an index or count out of range" % w)
         idx.append(b[0])
         cnt.append(b[1])
@@ -276,21 +379,24 @@ def _part(part, where, top):
         "part": _str(part, "part", where),
         "status": status,
         "error": _str(part, "error", where, required=False),
-        "node_time_s": _num(part, "node_time_s", where, lo=0),
+        "node_time_s": _num(part, "node_time_s", where, lo=0, hi=MAX_SECONDS),
         "bytes": _int(part, "bytes", where),
         "ops": _int(part, "ops", where),
-        "start_at": _num(part, "start_at", where, lo=0),
-        "release_spread_s": _num(part, "release_spread_s", where, required=False),
+        "start_at": _num(part, "start_at", where, lo=0, hi=MAX_EPOCH),
+        "release_spread_s": _num(part, "release_spread_s", where, required=False,
+                                 hi=MAX_SECONDS),
         "verified": bool(part.get("verified")),
         "late": bool(part.get("late")),
     }
     if not L._PART_RE.match(p["part"]):
         raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
+    if p["part"] not in catalogue.load().part_test:
+        raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
     tt = part.get("thread_time_s")
     if isinstance(tt, dict):
-        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False)
-        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False)
-        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False)
+        p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
+        p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
+        p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
     threads = _list(part, "per_thread", where)
     try:
         times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
@@ -381,9 +487,12 @@ def _threads_fast(threads, top):
                 set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
                 set(map(type, errs)) <= _OPT_STR):
             raise _Slow
-        if not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))) or \
-                min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
-                min((c for c in cpus if c is not None), default=0) < 0:
+        # bounds first (a huge integer compares, but cannot become a float for isfinite)
+        if min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
+                max(times) > MAX_SECONDS or max(rels) > MAX_EPOCH or max(index) > UINT64_MAX or \
+                min((c for c in cpus if c is not None), default=0) < 0 or \
+                max((c for c in cpus if c is not None), default=0) > UINT64_MAX or \
+                not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))):
             raise _Slow
     ran = [i for i, r in enumerate(rels) if r > 0]
     if len(ran) == len(rels):
@@ -407,8 +516,8 @@ def _threads(threads, top, where):
     first_err = None
     for i, th in enumerate(threads):
         w = "%sper_thread[%d]." % (where, i)
-        t = _num(th, "time_s", w, lo=0)
-        rel = _num(th, "release_at", w, lo=0)
+        t = _num(th, "time_s", w, lo=0, hi=MAX_SECONDS)
+        rel = _num(th, "release_at", w, lo=0, hi=MAX_EPOCH)
         index = _int(th, "index", w)
         cpu = _int(th, "cpu", w, required=False)
         err = _str(th, "error", w, required=False)
@@ -430,18 +539,11 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
     """One summary reduced to what the report needs, or {'error': why}. Never raises."""
     name = os.path.basename(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        s = load_json(path, strict=False)
     except OSError as e:
         return {"file": name, "error": "cannot read: %s" % (e.strerror or e)}
-    if not data.strip():
-        return {"file": name, "error": "empty file"}
-    try:
-        s = json.loads(data)
-    except RecursionError:
-        return {"file": name, "error": "not valid JSON: nested too deeply"}
-    except ValueError as e:
-        return {"file": name, "error": "not valid JSON (truncated or damaged): %s" % e}
+    except Bad as e:
+        return {"file": name, "error": str(e)}
     try:
         return _summary(s, name, rep_offset, top)
     except Bad as e:
@@ -454,6 +556,9 @@ def _summary(s, name, rep_offset, top):
     if not isinstance(s, dict):
         raise Bad("not a JSON object")
     run = s.get("run")
+    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int) and \
+            not 0 <= run["first_repetition"] <= 1000000000:
+        raise Bad("field run.first_repetition is out of range")
     if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
         # the summary numbers its repetitions itself (stagebench run --repetition R)
         rep_offset = 0
@@ -476,11 +581,11 @@ def _summary(s, name, rep_offset, top):
         "file": name, "error": None, "node": node,
         "host": s.get("host") if isinstance(s.get("host"), str) else None,
         "dir": s.get("dir") if isinstance(s.get("dir"), str) else None,
-        "fs": {"type": fs.get("type"), "source": fs.get("source")},
+        "fs": {"type": _opt_str(fs.get("type")), "source": _opt_str(fs.get("source"))},
         "ntp": clock.get("ntp_synchronized") is True,
         "ntp_known": isinstance(clock.get("ntp_synchronized"), bool),
-        "maxerror_us": clock.get("maxerror_us"),
-        "status": status, "exit_code": s.get("exit_code"), "errors": errors[:3],
+        "maxerror_us": _opt_num(clock.get("maxerror_us")),
+        "status": status, "exit_code": _opt_num(s.get("exit_code")), "errors": errors[:3],
         "entries": [], "test_errors": [],
     }
     run = s.get("run") if isinstance(s.get("run"), dict) else {}
@@ -489,17 +594,23 @@ def _summary(s, name, rep_offset, top):
     for ti, t in enumerate(_list(s, "tests", "")):
         w = "tests[%d]." % ti
         test = _str(t, "test", w)
+        cat = catalogue.load()
+        if test not in cat.tests:
+            raise Bad("field %stest '%s' is not a test" % (w, test[:40]))
         rep = _int(t, "repetition", w)
         if rep < 1:
             raise Bad("field %srepetition is below 1" % w)
         rep += rep_offset
-        _num(t, "result_s", w, lo=0)
+        _num(t, "result_s", w, lo=0, hi=MAX_SECONDS)
         parts = _list(t, "parts", w)
         terr = _str(t, "error", w, required=False)
         if not parts:
             out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
         for pi, part in enumerate(parts):
             p = _part(part, "%sparts[%d]." % (w, pi), top)
+            if p["part"] not in cat.tests[test]["parts"]:
+                raise Bad("field %sparts[%d].part '%s' is not a part of test %s"
+                          % (w, pi, p["part"], test))
             if p["status"] not in OK_STATUSES and not p["error"]:
                 p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
             out["entries"].append((test, rep, p["part"], p))
@@ -509,7 +620,8 @@ def _summary(s, name, rep_offset, top):
         # A node that failed before any test ran (say, its --dir is missing): the error
         # belongs to the parts the invocation named.
         why = errors[0] if errors else "no test ran (status %s)" % status
-        named = run.get("tests") if isinstance(run.get("tests"), list) else []
+        named = [t for t in run.get("tests") if isinstance(t, str)] \
+            if isinstance(run.get("tests"), list) else []
         repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
         keys = []
         cat = catalogue.load()
@@ -528,6 +640,14 @@ def _summary(s, name, rep_offset, top):
                 out["test_errors"].append((test, rep, why, part))
         if not keys:
             out["test_errors"].append((None, None, why, None))
+    # What the node wrote, as it goes on to terminals and reports: escaped, never raw.
+    for k in ("host", "dir"):
+        out[k] = _esc(out[k])
+    out["fs"] = {k: _esc(v) for k, v in out["fs"].items()}
+    out["errors"] = [L.safe_text(e) for e in out["errors"]]
+    for _t, _r, _name, p in out["entries"]:
+        p["error"] = _esc(p["error"])
+    out["test_errors"] = [(t, r, _esc(why), part) for t, r, why, part in out["test_errors"]]
     return out
 
 
@@ -550,7 +670,136 @@ def _summary_v2(out, s, schema, clock, run):
     out["interval_s"] = _num(run, "interval_s", "run.", required=False, lo=0)
 
 
+def _esc(v):
+    return L.safe_text(v) if isinstance(v, str) else v
+
+
+def _opt_str(v):
+    return v if isinstance(v, str) else None
+
+
+def _opt_num(v):
+    """A finite number of sane size, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or abs(v) > UINT64_MAX:
+        return None
+    return v if math.isfinite(v) else None
+
+
 def _read_chunk(items):
     return [read_summary(path, off) for path, off in items]
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The launcher's manifest and baselines, through the same door
+
+
+def _names(obj, key, where, check):
+    v = obj.get(key)
+    if v is None:
+        return
+    if not isinstance(v, list):
+        raise Bad("field %s%s is not a list" % (where, key))
+    for i, x in enumerate(v):
+        if not check(x):
+            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, L.safe_text(x)[:70]
+                                                           if isinstance(x, str) else x))
+
+
+def check_manifest(m):
+    """A launcher manifest (stagebench.manifest/1) checked like the summaries: node names by
+    the binary's rule, tests and parts of the catalogue, numbers finite and in range, strings
+    escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller."""
+    cat = catalogue.load()
+    _names(m, "nodes", "", L.node_name_ok)
+    if m.get("run_id") is not None and not L.run_id_ok(m.get("run_id")):
+        raise Bad("field run_id is not a valid run id")
+    run = m.get("run")
+    if run is not None:
+        if not isinstance(run, dict):
+            raise Bad("field run is not an object")
+        _names(run, "tests", "run.", lambda x: isinstance(x, str) and x in cat.tests)
+        _names(run, "parts", "run.", lambda x: isinstance(x, str) and x in cat.part_test)
+    for key, rule in (("servers", L.node_name_ok), ("preparers", lambda x: True)):
+        d = m.get(key)
+        if d is None:
+            continue
+        if not isinstance(d, dict):
+            raise Bad("field %s is not an object" % key)
+        for k, v in d.items():
+            if not isinstance(v, str) or not rule(k) or \
+                    (key == "preparers" and not L.node_name_ok(v)):
+                raise Bad("field %s has an entry that is not valid: '%s'"
+                          % (key, L.safe_text(k)[:70]))
+    for key in ("notes",):
+        if m.get(key) is not None and not (isinstance(m[key], list) and
+                                           all(isinstance(x, str) for x in m[key])):
+            raise Bad("field %s is not a list of strings" % key)
+    rounds = m.get("rounds")
+    if rounds is not None and not isinstance(rounds, list):
+        raise Bad("field rounds is not a list")
+    for i, rnd in enumerate(rounds or []):
+        w = "rounds[%d]." % i
+        if not isinstance(rnd, dict):
+            raise Bad("field rounds[%d] is not an object" % i)
+        if rnd.get("kind") != "run":
+            continue
+        test, part = rnd.get("test"), rnd.get("part")
+        if not isinstance(test, str) or not isinstance(part, str) or \
+                test not in cat.tests or part not in cat.tests[test]["parts"]:
+            raise Bad("field %stest/part '%s'/'%s' is not a part of the catalogue"
+                      % (w, L.safe_text(test)[:20], L.safe_text(part)[:20]))
+        rep = _int(rnd, "rep", w)
+        if rep < 1:
+            raise Bad("field %srep is below 1" % w)
+        _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
+        failed = rnd.get("failed")
+        if failed is None:
+            continue
+        if not isinstance(failed, dict):
+            raise Bad("field %sfailed is not an object" % w)
+        for node, res in failed.items():
+            if not L.node_name_ok(node):
+                raise Bad("field %sfailed names '%s', not a valid node name"
+                          % (w, L.safe_text(node)[:70]))
+            if not isinstance(res, dict):
+                raise Bad("field %sfailed.%s is not an object" % (w, node))
+            _str(res, "status", "%sfailed.%s." % (w, node), required=False)
+            _str(res, "error", "%sfailed.%s." % (w, node), required=False)
+    return L.safe_json(m)
+
+
+def check_baseline(b):
+    """A baseline (stagebench.baseline/1): parts of the catalogue, node names by the rule,
+    every time a finite number above 0 (a cluster time may be null). Returns it; Bad naming
+    the first wrong value otherwise."""
+    cat = catalogue.load()
+    parts = b.get("parts")
+    if not isinstance(parts, dict):
+        raise Bad("field parts is not an object")
+    for part, d in parts.items():
+        if part not in cat.part_test:
+            raise Bad("parts names '%s', not a part of any test" % L.safe_text(part)[:40])
+        if not isinstance(d, dict):
+            raise Bad("field parts.%s is not an object" % part)
+        ct = d.get("cluster_time_s")
+        if ct is not None and not _positive_time(ct):
+            raise Bad("field parts.%s.cluster_time_s (%s) is not a time above 0"
+                      % (part, L.safe_text(json.dumps(ct))[:40]))
+        nodes = d.get("nodes", {})
+        if not isinstance(nodes, dict):
+            raise Bad("field parts.%s.nodes is not an object" % part)
+        for n, t in nodes.items():
+            if not L.node_name_ok(n):
+                raise Bad("field parts.%s.nodes names '%s', not a valid node name"
+                          % (part, L.safe_text(n)[:70]))
+            if not _positive_time(t):
+                raise Bad("field parts.%s.nodes.%s (%s) is not a time above 0"
+                          % (part, n, L.safe_text(json.dumps(t))[:40]))
+    return b
+
+
+def _positive_time(t):
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and \
+        0 < t <= MAX_SECONDS

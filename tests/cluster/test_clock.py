@@ -102,12 +102,28 @@ class Skew(ct.TempDirCase):
     def manifest(self, run_id):
         return ct.load(self.path("results", run_id, "manifest.json"))
 
-    def assert_within(self, entry, true_offset, what):
+    def assert_within(self, entry, true_offset, what, bound=0.5):
+        """The measured offset within its stated uncertainty of the true one, and the
+        uncertainty under bound: 0.5 s for the exchange, a bound that tells 1 s apart."""
         self.assertLessEqual(abs(entry["offset_s"] - true_offset), entry["uncertainty_s"],
                              "%s: offset %r, uncertainty %r, true %r" % (
                                  what, entry["offset_s"], entry["uncertainty_s"], true_offset))
         self.assertGreater(entry["uncertainty_s"], 0)
-        self.assertLess(entry["uncertainty_s"], 0.5, what)  # a bound that can tell 1 s apart
+        self.assertLess(entry["uncertainty_s"], bound, what)
+
+    def assert_warned(self, text, clock, skew):
+        """The nodes named in the warnings, each with its direction and a value (printed to the
+        ms) within its measured uncertainty of the true skew."""
+        warned = {}
+        for n, v, d in re.findall(r"warning: (node\d): clock ([\d.]+) s (ahead of|behind) this "
+                                  r"host \(\+- [^)]*\): beyond --max-offset 0.1 s", text):
+            warned.setdefault((n, d), []).append(float(v))
+        want = {(n, "ahead of" if off > 0 else "behind") for n, off in skew.items() if off}
+        self.assertEqual(set(warned), want, text)
+        for (n, _d), values in warned.items():
+            u = max(clock[w][n]["uncertainty_s"] for w in ("start", "end") if n in clock[w])
+            for v in values:
+                self.assertLessEqual(abs(v - abs(skew[n])), u + 0.0005, (n, v, text))
 
     def test_skewed_nodes_measured_and_named(self):
         skew = {"node1": 0.0, "node2": 2.5, "node3": -3.0}
@@ -132,10 +148,7 @@ class Skew(ct.TempDirCase):
         self.assertGreater(c["end"]["node1"]["measured_at"], m["rounds"][-1]["start_at"])
         self.assertEqual((m["max_offset_s"], m["require_sync"]), (0.1, False))
         self.assertTrue(m["launcher_build"].startswith(m["launcher_version"]))
-        warned = re.findall(r"warning: (node\d): clock ([\d.]+) s (ahead of|behind) this host "
-                            r"\(\+- [^)]*\): beyond --max-offset 0.1 s", p.stderr)
-        self.assertEqual(sorted(set(warned)), [("node2", "2.500", "ahead of"),
-                                               ("node3", "3.000", "behind")], p.stderr)
+        self.assert_warned(p.stderr, c, skew)
         # the skewed nodes ran: each released at T on its own clock, so really 2.5 s early
         # and 3 s late, which only the measured offsets reveal
         for n in skew:
@@ -148,8 +161,15 @@ class Skew(ct.TempDirCase):
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         line = [ln for ln in p.stderr.splitlines() if "--require-sync" in ln]
         self.assertEqual(len(line), 1, p.stderr)
-        self.assertIn("node2 2.500 s ahead", line[0])
-        self.assertIn("node3 3.000 s behind", line[0])
+        named = dict((n, float(v)) for n, v in re.findall(r"(node\d) ([\d.]+) s ahead",
+                                                          line[0]))
+        named.update((n, -float(v)) for n, v in re.findall(r"(node\d) ([\d.]+) s behind",
+                                                           line[0]))
+        self.assertEqual(set(named), {"node2", "node3"}, line[0])
+        clock = self.manifest("refused")["clock"]["start"]
+        for n, true in (("node2", 2.5), ("node3", -3.0)):
+            self.assertLessEqual(abs(named[n] - true), clock[n]["uncertainty_s"] + 0.0005,
+                                 line[0])
         self.assertNotIn("node1", line[0])
         m = self.manifest("refused")
         self.assertTrue(m["require_sync"])
@@ -188,9 +208,11 @@ class Skew(ct.TempDirCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         c = self.manifest("pdsh")["clock"]
         self.assertEqual((c["method"], c["samples"]), ("round", 1))
+        # the one-shot bound is the round's duration, which grows with the machine's load:
+        # held under half the skew, it still tells the skewed node from the other
         for when in ("start", "end"):
-            self.assert_within(c[when]["node1"], 0.0, "%s node1" % when)
-            self.assert_within(c[when]["node2"], 2.5, "%s node2" % when)
+            self.assert_within(c[when]["node1"], 0.0, "%s node1" % when, bound=1.25)
+            self.assert_within(c[when]["node2"], 2.5, "%s node2" % when, bound=1.25)
         self.assertIn("warning: node2: clock 2.5", p.stderr)
 
     def test_ahead_clock_missed_start_is_a_clock_problem(self):

@@ -190,7 +190,8 @@ class EndToEnd(ct.TempDirCase):
             self.assertEqual(s["status"], "ok")
         rep = ct.load(os.path.join(rundir, "report.json"))
         self.assertEqual(rep["parts"][0]["nodes_ok"], len(nodes))
-        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-" + run_id)))
+        # the node-local scratch directory (stagebench-RUN-TOKEN) is gone
+        self.assertEqual(os.listdir(self.path("scratch")), [])
         return man, rundir
 
     def test_clush_over_ssh_rcopy(self):
@@ -244,7 +245,7 @@ class EndToEnd(ct.TempDirCase):
             self.assertEqual([q["part"] for q in s["tests"][0]["parts"]], ["4a", "4b", "4c"])
         rep = ct.load(os.path.join(rundir, "report.json"))
         self.assertEqual([q["nodes_ok"] for q in rep["parts"]], [2, 2, 2])
-        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-grid")))
+        self.assertEqual(os.listdir(self.path("scratch")), [])
 
     def test_not_found_reads_well(self):
         """No node answers the info round because the binary is not on them: the launcher
@@ -295,7 +296,7 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual(s["status"], "interrupted")
         self.assertEqual(ct.load(os.path.join(rundir, "manifest.json"))["interrupted"],
                          "SIGINT")
-        self.assertFalse(os.path.exists(self.path("scratch", "stagebench-ssh-int")))
+        self.assertEqual(os.listdir(self.path("scratch")), [])
 
 
 def check_offsets(case, man, nodes, method):

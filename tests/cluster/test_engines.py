@@ -298,17 +298,23 @@ class NodeSets(unittest.TestCase):
 
 
 class Files(ct.TempDirCase):
-    def test_write_atomic_replaces_a_planted_link_never_writes_through_it(self):
+    def test_write_atomic_refuses_a_planted_link_never_writes_through_it(self):
+        """A link at the name is neither written through nor replaced (issue 13: an output
+        replaces only a regular file); a regular file is replaced."""
         from stagebench import files as F
         victim = self.path("victim")
         with open(victim, "w") as f:
             f.write("precious\n")
         os.symlink(victim, self.path("out.json"))
-        F.write_atomic(self.path("out.json"), "new\n")
+        with self.assertRaises(F.UnsafePath) as e:
+            F.write_atomic(self.path("out.json"), "new\n")
+        self.assertIn("is a symbolic link: only a regular file is replaced", str(e.exception))
         with open(victim) as f:
             self.assertEqual(f.read(), "precious\n")
-        self.assertFalse(os.path.islink(self.path("out.json")))
-        with open(self.path("out.json")) as f:
+        self.assertTrue(os.path.islink(self.path("out.json")))
+        self.assertEqual(sorted(os.listdir(self.dir)), ["out.json", "victim"])
+        F.write_atomic(victim, "new\n")
+        with open(victim) as f:
             self.assertEqual(f.read(), "new\n")
         self.assertEqual(sorted(os.listdir(self.dir)), ["out.json", "victim"])
 

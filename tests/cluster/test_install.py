@@ -14,7 +14,7 @@ import unittest
 
 COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
 EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
-            "stagebench.sbatch")
+            "stagebench.sbatch", "stagebench.nhc")
 
 
 def _build_tree():
@@ -223,9 +223,9 @@ class Install(ct.TempDirCase):
         names = set([t["test"] for t in tests["tests"]] +
                     [p for t in tests["tests"] for p in t["parts"]])
         self.assertEqual(set(_complete(script, ["stagebench", ""])),
-                         {"run", "prepare", "clean", "list", "info", "check", "--help",
-                          "--version"})
-        for cmd in ("run", "prepare", "clean", "list", "info", "check"):
+                         {"run", "prepare", "clean", "list", "info", "check", "clock", "status",
+                          "stop", "--help", "--version"})
+        for cmd in ("run", "prepare", "clean", "list", "info", "check", "clock", "status", "stop"):
             out = subprocess.run([ct.BINARY, cmd, "--help"], stdout=subprocess.PIPE,
                                  check=True, timeout=60).stdout.decode()
             options = set(re.findall(r"^  (--[a-z-]+)", out, re.M))
@@ -240,7 +240,7 @@ class Install(ct.TempDirCase):
         self.assertEqual(_complete(script, ["stagebench", "list", "--format", ""]),
                          ["text", "json", "csv"])
         self.assertEqual(_complete(script, ["stagebench", "run", "--threads", ""]), [])
-        self.assertEqual(_complete(script, ["stagebench", "run", "--sc"]), ["--scale"])
+        self.assertEqual(_complete(script, ["stagebench", "run", "--sc"]), ["--scale", "--schedule"])
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ after N s`, and a SIGTERM ends check at once (exit 143)."""
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import unittest
@@ -14,6 +13,8 @@ import unittest
 import faulttest as ft
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster"))
+# clustertest's SshServer is the package's (scripts/stagebench/sshd.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import clustertest as ct  # noqa: E402
 
 CHECK_BOUND, INFO_BOUND = 25, 20

@@ -2,7 +2,6 @@
 """The command line of the real binary: test 1a end to end, the summary, bad input."""
 import json
 import os
-import subprocess
 import time
 import unittest
 
