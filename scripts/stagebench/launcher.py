@@ -931,6 +931,7 @@ class Launcher:
                 time.sleep(min(0.2, max(0.0, next_poll - time.time())))
                 continue
             polls += 1
+            polled = list(pending)
             res, pdt = self.round("status-%s-%d" % (tag, polls), pending,
                                   ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "status",
                                    "--format", "json"], 60,
@@ -950,8 +951,12 @@ class Launcher:
                 for n in pending:
                     got[n] = None
                 break
-            elapsed = max(0.0, time.time() - start_at)
-            next_poll = time.time() + max(1.0, 2.0 * pdt, min(30.0, elapsed / 8.0))
+            # the next poll after twice what it should cost (the waves of the nodes still
+            # pending, at the fan-out), at least 1 s and at most 30 s apart
+            fan = int(self.engine.fan(polled))
+            est = pdt * math.ceil(len(pending) / float(fan)) / math.ceil(len(polled) /
+                                                                           float(fan))
+            next_poll = time.time() + max(1.0, min(30.0, 2.0 * est))
         return got
 
     def outcome_of(self, st):
