@@ -392,7 +392,7 @@ class Launcher:
         no other user can predict."""
         return "arm-%s-%s.rep%d" % (self.arm_token, part, rep)
 
-    def arm_args(self, name, parts, rep, start_at, interval):
+    def arm_args(self, name, parts, rep, start_at, interval, sname=None, force=False):
         """Arm parts (name: the test's when they are several) on a node: `stagebench run ...
         --detach STATE_DIR`, which returns once every thread waits for start_at (or set-up
         failed, with its error line); part k starts at start_at + k x interval."""
@@ -403,10 +403,12 @@ class Launcher:
         if len(parts) > 1:
             base += ["--interval", "%g" % interval]
         base += self.run_options() + self.dir_opts()
+        if force:  # armed again: the first attempt's summary (interrupted) is replaced
+            base.append("--force")
         suffix = "%s.rep%d.json" % (name, rep)
         shared = self.rundir if self.gather == "shared" else ""
         return ["sh", "-c", SH_ARM, "sh", shared, suffix, self.scratch,
-                self.state_name(name, rep), self.stagebench] + base
+                sname or self.state_name(name, rep), self.stagebench] + base
 
     def clean_args(self, tests):
         return [self.stagebench, "clean"] + tests + ["--scale", self.args.scale] + \
@@ -832,7 +834,7 @@ class Launcher:
         if not nodes:
             return rnds
         if self.armed:
-            res, dt = self.armed_run(rnds[0], name, parts, rep, nodes, start_at, interval)
+            res, dt = self.armed_run(rnds, name, parts, rep, nodes, start_at, interval)
         else:
             timeout = self.lead + self.timeout
             res, dt = self.round("run-%s-rep%d" % (name, rep), nodes,
@@ -858,23 +860,49 @@ class Launcher:
 
     # -- armed parts: arm, wait, collect the status, stop on a signal
 
-    def armed_run(self, rnd, part, parts, rep, nodes, start_at, interval):
+    def armed_run(self, rnds, part, parts, rep, nodes, start_at, interval):
         """Arm part on nodes for start_at (one short connection a node, at the fan-out), then
         collect each node's status until it is final, stopping the nodes on a signal or past
-        --timeout. Returns ({node: Outcome}, duration) as a run round would."""
+        --timeout. An arm round that ended after the start (the nodes' set-up took longer than
+        the lead: it is not in the info round) is done once more, every node, for a start a
+        new lead ahead, the nodes it did arm stopped first. Returns ({node: Outcome},
+        duration) as a run round would."""
         t0 = time.time()
         tag = "%s-rep%d" % (part, rep)
-        sdir = self.scratch + "/" + self.state_name(part, rep)
-        res, arm_dt = self.round("arm-" + tag, nodes,
-                                 self.arm_args(part, parts, rep, start_at, interval),
-                                 max(self.lead, 10.0), honour_stop=False)
-        rnd["arm_s"] = round(arm_dt, 3)
-        self.manifest["launch"]["arm_s"].append(round(arm_dt, 3))
-        late = time.time() > start_at
-        if late or 2.0 * arm_dt + 1.0 > self.lead:
-            self.lead = min(600.0, max(self.lead, 2.0 * arm_dt + 1.0))
-            L.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
-                "warning: " if late else "", tag, arm_dt, self.lead))
+        attempt = 1
+        while True:
+            sname = self.state_name(part, rep) + ("" if attempt == 1 else "-%d" % attempt)
+            sdir = self.scratch + "/" + sname
+            res, arm_dt = self.round("arm-" + tag, nodes,
+                                     self.arm_args(part, parts, rep, start_at, interval, sname,
+                                                   force=attempt > 1),
+                                     max(self.lead, 10.0), honour_stop=False)
+            for r in rnds:
+                r["arm_s"] = round(arm_dt, 3)
+            self.manifest["launch"]["arm_s"].append(round(arm_dt, 3))
+            late = time.time() > start_at
+            if late or 2.0 * arm_dt + 1.0 > self.lead:
+                self.lead = min(600.0, max(self.lead, 2.0 * arm_dt + 1.0))
+                L.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
+                    "warning: " if late else "", tag, arm_dt, self.lead))
+            missed = [n for n in nodes if "start time missed" in err_line(res[n].err)]
+            if attempt > 1 or not late or not missed or self.stop_signal:
+                break
+            armed = [n for n in nodes if res[n].rc == 0 and not res[n].timeout]
+            L.say("warning: %s: the arm round ended after the start (%d node%s missed it): "
+                  "arming every node again, %.1f s ahead" % (
+                      tag, len(missed), "" if len(missed) == 1 else "s", self.lead))
+            if armed:
+                self.round("stop-" + tag, armed,
+                           ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "stop",
+                            "--signal", "TERM", "--wait", "30"], 60, honour_stop=False)
+            start_at = time.time() + self.lead
+            for k, r in enumerate(rnds):
+                r["start_at"] = round(start_at + k * interval, 6)
+                r["lead_s"] = round(self.lead, 3)
+                r["armed_again"] = True
+            self.save_manifest()
+            attempt += 1
         out = {}
         pending = []
         for n in nodes:

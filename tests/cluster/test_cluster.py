@@ -217,6 +217,37 @@ class EndToEnd(ct.TempDirCase):
         run = [r for r in man["rounds"] if r["kind"] == "run"][0]
         self.assertEqual(run.get("failed"), {})
 
+    def test_slow_set_up_armed_again(self):
+        """Nodes whose set-up takes longer than the lead (a stagebench that sleeps 4 s before
+        arming, the lead 3 s): the arm round ends after the start, every node missed it, so
+        the part is armed once more with the lead raised by the arm round's duration, and
+        both nodes run it."""
+        slow = self.path("slow-stagebench")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\ncase " $* " in *" --detach "*) sleep 4;; esac\n'
+                    'exec %s "$@"\n' % ct.BINARY)
+        os.chmod(slow, 0o755)
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", slow, "--local-stagebench", ct.BINARY,
+            "--dir", os.path.join(STAGE, "server1"), "--results", self.path("results"),
+            "--run-id", "slow", "--gather", "shared", "--scratch", self.path("scratch"),
+            "--scale", "tiny", "null"], timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        self.assertIn("the arm round ended after the start (2 nodes missed it): arming every "
+                      "node again", p.stderr)
+        rundir = self.path("results", "slow")
+        run = [r for r in ct.load(os.path.join(rundir, "manifest.json"))["rounds"]
+               if r["kind"] == "run"][0]
+        self.assertTrue(run["armed_again"])
+        self.assertEqual(run["failed"], {})
+        for n in nodes:
+            self.assertEqual(ct.load(os.path.join(rundir, "%s.null.rep1.json" % n))["status"],
+                             "ok")
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
     def test_whole_test_armed_over_ssh(self):
         """--interval 2: test 4's three parts armed in one round on each node (the part k at
         T + 2k s), one summary a node with the three parts, each part's record at its
