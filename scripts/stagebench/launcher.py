@@ -951,6 +951,7 @@ class Launcher:
                       % (tag, len(pending), "" if len(pending) == 1 else "s", self.timeout))
             if sig is not None:
                 stop_sent = sig
+                stop_at = time.time()
                 self.round("stop-" + tag, pending,
                            ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "stop",
                             "--signal", sig, "--wait", "30"], 60, honour_stop=False)
@@ -975,7 +976,7 @@ class Launcher:
                         got[n] = {"status": "unanswered", "why": err_line(res[n].err),
                                   "rc": res[n].rc}
                         pending.remove(n)
-            if stop_sent is not None and pending and time.time() > deadline + 60:
+            if stop_sent is not None and pending and time.time() > stop_at + 90:
                 for n in pending:
                     got[n] = None
                 break
