@@ -888,7 +888,7 @@ class Launcher:
             missed = [n for n in nodes if "start time missed" in err_line(res[n].err)]
             if attempt > 1 or not late or not missed or self.stop_signal:
                 break
-            armed = [n for n in nodes if res[n].rc == 0 and not res[n].timeout]
+            armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout]
             L.say("warning: %s: the arm round ended after the start (%d node%s missed it): "
                   "arming every node again, %.1f s ahead" % (
                       tag, len(missed), "" if len(missed) == 1 else "s", self.lead))
@@ -907,7 +907,7 @@ class Launcher:
         pending = []
         for n in nodes:
             o = res[n]
-            if o.rc == 0 and not o.timeout:
+            if o.rc in (0, None) and not o.timeout:  # pdsh says nothing of an exit 0
                 pending.append(n)
             else:
                 out[n] = o

@@ -217,6 +217,30 @@ class EndToEnd(ct.TempDirCase):
         run = [r for r in man["rounds"] if r["kind"] == "run"][0]
         self.assertEqual(run.get("failed"), {})
 
+    def test_pdsh_armed_over_ssh(self):
+        """pdsh over ssh arms the nodes too (its ssh options from PDSH_SSH_ARGS_APPEND), with
+        a fan-out below the node count: both run the part."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        env = ct.env()
+        env["PDSH_SSH_ARGS_APPEND"] = "-F %s" % cfg
+        p = subprocess.run(ct.command("stagebench-cluster") + [
+            "-w", ",".join(nodes), "--launcher", "pdsh", "--fanout", "1",
+            "--stagebench", ct.BINARY, "--dir", os.path.join(STAGE, "server1"),
+            "--results", self.path("results"), "--run-id", "pdsh", "--gather", "shared",
+            "--scratch", self.path("scratch"), "--scale", "tiny", "null"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+            env=env, stdin=subprocess.DEVNULL, timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        rundir = self.path("results", "pdsh")
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        self.assertEqual((man["launcher"]["engine"], man["launcher"]["armed"],
+                          man["launcher"]["fanout"]), ("pdsh", True, 1))
+        for n in nodes:
+            self.assertEqual(ct.load(os.path.join(rundir, "%s.null.rep1.json" % n))["status"],
+                             "ok")
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
     def test_slow_set_up_armed_again(self):
         """Nodes whose set-up takes longer than the lead (a stagebench that sleeps 4 s before
         arming, the lead 3 s): the arm round ends after the start, every node missed it, so
