@@ -267,7 +267,15 @@ class Verification(sbtest.TempDirCase):
         proc = subprocess.Popen([sbtest.BINARY, "run", "1b", "--scale", "tiny", "--dir", stage,
                                  "--start-in", "0.2", "--passes", "1000000", "--out", out],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # truncated once the part has it mapped (set-up may take long on a loaded machine)
+        maps = "/proc/%d/maps" % proc.pid
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            with open(maps) as f:
+                if replica in f.read():
+                    break
+            time.sleep(0.05)
+        time.sleep(0.2)
         os.truncate(replica, 1 * MiB)
         _, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, err)

@@ -55,7 +55,8 @@ class Stderr(sbtest.TempDirCase):
         status = [m for m in found if m.group(1).startswith("\\r\\33[K")]
         logged = [m for m in found if m.group(1).startswith("stagebench: ")]
         self.assertGreaterEqual(len(status), 2, found)  # at least an update and its clearing
-        self.assertEqual(len(logged), sum(l.startswith("stagebench: ")
+        # a message may follow the clearing of the progress line on the same terminal line
+        self.assertEqual(len(logged), sum(l.split("\x1b[K")[-1].startswith("stagebench: ")
                                           for l in err.splitlines()), (found, err))
         self.assertEqual(len(found), len(status) + len(logged), found)
         for m in logged:
