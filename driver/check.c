@@ -447,12 +447,20 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 	check_cpus(r, topo, res);
 	check_buffer(r, o, res);
 	out = check_dir(c, r, why, sizeof(why));
-	if (out != OUTCOME_OK) {
-		if (out < OUTCOME_INTERRUPTED_INT)
-			log_err("%s", why);
-		else
-			log_err("interrupted by %s", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+	if (out >= OUTCOME_INTERRUPTED_INT) {
+		log_err("interrupted by %s", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
 		goto out;
+	}
+	if (out == OUTCOME_USAGE) {
+		log_err("%s", why);
+		goto out;
+	}
+	/* A directory that cannot be used (bad usage aside) is a finding like any other: the
+	 * report (text, JSON or CSV) still says what was found, and the check fails (exit 1). */
+	if (out != OUTCOME_OK) {
+		log_err("%s", why);
+		check_add(r, CHECK_FAIL, "fs", "dir", "%s", why);
+		out = OUTCOME_OK;
 	}
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->f[i].level == CHECK_FAIL)

@@ -248,7 +248,23 @@ void summary_text(const struct node_result *res, const struct options *o, FILE *
 		fprintf(f, "warning: %s\n", res->warnings[i]);
 	for (size_t i = 0; i < res->nerrors; i++)
 		fprintf(f, "error: %s\n", res->errors[i]);
-	fprintf(f, "status: %s\n", outcome_name(res->outcome));
+	/* The JSON's word, then the exit status and, when it says more, the outcome's name. */
+	const char *word = summary_status_name(res->outcome);
+	const char *name = outcome_name(res->outcome);
+	if (res->outcome == OUTCOME_OK)
+		fprintf(f, "status: ok\n");
+	else if (strcmp(word, name) == 0)
+		fprintf(f, "status: %s (exit %d)\n", word, outcome_exit_code(res->outcome));
+	else
+		fprintf(f, "status: %s (exit %d: %s)\n", word, outcome_exit_code(res->outcome),
+			name);
+}
+
+const char *summary_status_name(enum outcome out)
+{
+	if (out == OUTCOME_OK)
+		return "ok";
+	return out >= OUTCOME_INTERRUPTED_INT ? "interrupted" : "failed";
 }
 
 /* A CSV field of a number that may be unknown: empty when below 0. */

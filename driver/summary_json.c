@@ -435,10 +435,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_kv_string(&j, "status",
-		       res->outcome == OUTCOME_OK		 ? "ok"
-		       : res->outcome >= OUTCOME_INTERRUPTED_INT ? "interrupted"
-								 : "failed");
+	json_kv_string(&j, "status", summary_status_name(res->outcome));
 	json_kv_int(&j, "exit_code", outcome_exit_code(res->outcome));
 	summary_json_lines(&j, "errors", res->errors, res->nerrors);
 	summary_json_lines(&j, "warnings", res->warnings, res->nwarnings);

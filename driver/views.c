@@ -360,9 +360,47 @@ void views_dry_run(const struct plan *p, const struct node_result *res, enum com
 		size_format(bytes, a, sizeof(a)), (unsigned long long)inodes);
 }
 
+/* One quoted CSV field (RFC 4180: quotes doubled); a control character becomes '?', so no
+ * field spans lines or moves a terminal. */
+static void views_csv_field(FILE *f, const char *s, char after)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"')
+			fputs("\"\"", f);
+		else
+			fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+	fputc('"', f);
+	fputc(after, f);
+}
+
+/* check --format csv: one line per finding, then the node's verdict as a finding of its own. */
+static void views_check_csv(const struct check_report *r, const struct node_result *res,
+			    enum outcome out, FILE *f)
+{
+	fprintf(f, "node,dir,area,check,status,message\n");
+	for (size_t i = 0; i < r->n; i++) {
+		views_csv_field(f, res->node, ',');
+		views_csv_field(f, res->dir, ',');
+		fprintf(f, "%s,%s,%s,", r->f[i].area, r->f[i].name,
+			check_level_name(r->f[i].level));
+		views_csv_field(f, r->f[i].message, '\n');
+	}
+	views_csv_field(f, res->node, ',');
+	views_csv_field(f, res->dir, ',');
+	fprintf(f, "node,status,%s,\"exit %d\"\n", out == OUTCOME_OK ? "ok" : "fail",
+		outcome_exit_code(out));
+}
+
 int views_check(const struct check_report *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f)
 {
+	if (format == FORMAT_CSV) {
+		views_check_csv(r, res, out, f);
+		return 0;
+	}
 	if (format != FORMAT_JSON) {
 		fprintf(f, "stagebench check of node %s, dir %s\n", res->node, res->dir);
 		for (size_t i = 0; i < r->n; i++)

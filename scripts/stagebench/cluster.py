@@ -138,19 +138,17 @@ def parse_args(argv):
                         "anything is launched (default: the one beside this script, else "
                         "on PATH; none: no check)")
     g = ap.add_argument_group("options passed to 'stagebench run' on the nodes")
-    g.add_argument("--scale", choices=("spec", "small", "tiny"), default="spec")
+    same = "as stagebench run's"
+    g.add_argument("--scale", choices=("spec", "small", "tiny"), default="spec",
+                   help=same + " (default: spec)")
     g.add_argument("--repeat", type=int, default=1, metavar="K",
                    help="run every test K times; replicas of 1a, 1b, 2 recreated in between")
-    g.add_argument("--threads", metavar="N")
-    g.add_argument("--cpus", metavar="LIST")
-    g.add_argument("--xfer", metavar="SIZE")
-    g.add_argument("--seed", metavar="N")
-    g.add_argument("--count", metavar="N")
-    g.add_argument("--chunk", metavar="SIZE")
-    g.add_argument("--file-size", metavar="SIZE")
-    g.add_argument("--passes", metavar="K")
+    for opt, meta in (("threads", "N"), ("cpus", "LIST"), ("xfer", "SIZE"), ("seed", "N"),
+                      ("count", "N"), ("chunk", "SIZE"), ("file-size", "SIZE"),
+                      ("passes", "K")):
+        g.add_argument("--" + opt, metavar=meta, help=same)
     for f in RUN_FLAGS:
-        g.add_argument("--" + f.replace("_", "-"), action="store_true")
+        g.add_argument("--" + f.replace("_", "-"), action="store_true", help=same)
     ap.add_argument("tests", nargs="*", metavar="TEST",
                     help="1a 1b 2 3 4 all, or parts (2a)")
     ap.add_argument("--version", action=catalogue.VersionAction)

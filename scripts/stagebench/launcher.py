@@ -171,8 +171,8 @@ class Launcher:
             raise L.UsageError("--exec works with clush and pdsh, not srun")
         if a.repeat < 1 or a.repeat > 10000:
             raise L.UsageError("--repeat %d is out of range: 1 to 10000" % a.repeat)
-        local = a.local_stagebench if a.local_stagebench not in (None, "none") else None
-        self.catalogue = catalogue.load(local)
+        self.check_binary = self.find_check_binary()
+        self.catalogue = catalogue.load(self.check_binary)
         self.plan = self.catalogue.parse_tests(a.tests)
         nparts = sum(len(p) for _t, p in self.plan)
         for opt in ("count", "chunk", "passes"):
@@ -289,17 +289,31 @@ class Launcher:
             raise L.UsageError("--gather rcopy with pdsh needs rpdcp (Debian: pdsh)")
         self.check_run_options()
 
+    def find_check_binary(self):
+        """The stagebench on this machine that checks the run options and gives the test
+        catalogue: --local-stagebench, else the one beside this command or on PATH, else
+        --exec's --stagebench when it names one binary for every node; None when there is none
+        (or --local-stagebench none)."""
+        a = self.args
+        if a.local_stagebench is not None:
+            return None if a.local_stagebench == "none" else a.local_stagebench
+        binary = F.find_sibling("stagebench")
+        mine = self._template(a.stagebench)
+        if binary is None and a.exec_mode and NODE not in mine:
+            binary = mine if os.sep in mine else F.which(mine)
+        return binary
+
     def check_run_options(self):
         """Bad run options fail here, once, rather than on every node: `stagebench run
         --dry-run` with them on this machine (one thread: this machine's cores are not the
         nodes')."""
         a = self.args
-        binary = a.local_stagebench
+        binary = self.check_binary
         if binary is None:
-            binary = F.find_sibling("stagebench")
-            if binary is None and a.exec_mode and NODE not in self.stagebench:
-                binary = self.stagebench
-        if not binary or binary == "none":
+            if a.local_stagebench != "none":
+                L.say("warning: the run options are not checked before the launch: no "
+                      "stagebench beside this command or on PATH (give --local-stagebench PATH, "
+                      "or --local-stagebench none to say so); the nodes will check them")
             return
         opts = list(self.run_options())
         for f in ("threads", "cpus"):

@@ -107,14 +107,17 @@ def parse_args(argv):
     ap.add_argument("--no-report", action="store_true", help="do not print the report")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the launcher's commands, run nothing")
-    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="print the launcher's command line, and the launcher's own commands")
     g = ap.add_argument_group("options passed to 'stagebench run' on every node")
-    g.add_argument("--scale", choices=("spec", "small", "tiny"), default="small")
-    g.add_argument("--repeat", type=int, default=1, metavar="K")
+    g.add_argument("--scale", choices=("spec", "small", "tiny"), default="small",
+                   help="as stagebench run's (default here: small)")
+    g.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="as stagebench run's (default: 1)")
     for opt in ("xfer", "seed", "count", "chunk", "file-size", "passes"):
-        g.add_argument("--" + opt, metavar="VALUE")
+        g.add_argument("--" + opt, metavar="VALUE", help="as stagebench run's")
     for opt in ("verify", "fsync", "keep", "require-ntp", "late-ok"):
-        g.add_argument("--" + opt, action="store_true")
+        g.add_argument("--" + opt, action="store_true", help="as stagebench run's")
     ap.add_argument("tests", nargs="*", metavar="TEST", help="1a 1b 2 3 4 all, or parts")
     ap.add_argument("--version", action=catalogue.VersionAction)
     return ap.parse_args(argv)

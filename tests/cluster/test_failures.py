@@ -258,6 +258,30 @@ class Launcher(ct.TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no simulated node node7", p.stderr)
 
+    def test_run_options_checked_from_the_source_tree(self):
+        """Run from scripts/ without installing: --dry-run and a real launch check the run
+        options with --exec's binary, and say so when no stagebench can check them."""
+        r = self.path("r")
+        bad = ["--scale", "tiny", "--xfer", "1.5.3M", "2a"]
+        for extra in (["--dry-run"], []):
+            with self.subTest(extra=extra):
+                p = self.cluster(["-w", "n[1-2]", "--exec", "--stagebench", ct.BINARY,
+                                  "--dir", self.path("d%h"), "--results", r] + extra + bad)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn("the run options are refused: --xfer '1.5.3M' is malformed",
+                              p.stderr)
+                self.assertNotIn("info", p.stdout)
+                self.assertFalse(os.path.exists(r))
+        # ct.env() has no stagebench on PATH and none beside scripts/: only the catalogue
+        p = self.cluster(["-w", "n[1-2]", "--results", r, "--dry-run"] + bad)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("warning: the run options are not checked before the launch: no "
+                      "stagebench beside this command or on PATH", p.stderr)
+        p = self.cluster(["-w", "n[1-2]", "--results", r, "--dry-run",
+                          "--local-stagebench", "none"] + bad)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stderr, "")
+
     def test_unreachable_node_over_ssh(self):
         """A node that ssh cannot reach is recorded as unreachable; the launcher goes on."""
         cfg = self.path("ssh_config")

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Diagnosing one node: `check`, the live progress line, slow-core marks, `info` residency."""
+import csv
+import io
 import json
 import os
 import pty
@@ -103,6 +105,49 @@ class Check(sbtest.TempDirCase):
         self.assertIn("Read-only file system", got[("fs", "writable")]["message"])
         self.assertEqual(j["status"], "fail")
         self.assertEqual(j["exit_code"], 1)
+
+
+    def test_missing_directory_is_a_finding_in_every_format(self):
+        missing = self.path("no", "such", "dir")
+        why = "--dir '%s': No such file or directory" % missing
+        p = run(["check", "--dir", missing, "--scale", "tiny", "--format", "json"], timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertEqual((j["status"], j["exit_code"]), ("fail", 1))
+        got = {(f["area"], f["check"]): f for f in j["findings"]}
+        self.assertEqual(got[("fs", "dir")], {"area": "fs", "check": "dir", "status": "fail",
+                                              "message": why})
+        self.assertIn(("clock", "ntp"), got)
+        self.assertIn(("cpu", "binding"), got)
+        self.assertEqual(p.stderr, "stagebench: error: %s\n" % why)
+
+        p = run(["check", "--dir", missing, "--scale", "tiny", "--format", "csv"], timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(list(rows[0].keys()), ["node", "dir", "area", "check", "status",
+                                                "message"])
+        byname = {(r["area"], r["check"]): r for r in rows}
+        self.assertEqual(byname[("fs", "dir")]["message"], why)
+        self.assertEqual(byname[("fs", "dir")]["dir"], missing)
+        self.assertEqual(byname[("node", "status")]["status"], "fail")
+        self.assertEqual(byname[("node", "status")]["message"], "exit 1")
+
+        p = run(["check", "--dir", missing, "--scale", "tiny"], timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("fail  fs       dir          %s\n" % why, p.stdout)
+        self.assertTrue(p.stdout.endswith("node FAILED the check\n"), p.stdout)
+
+    def test_csv_of_a_healthy_directory(self):
+        stage = self.stage()
+        p = run(["check", "--dir", stage, "--scale", "tiny", "--format", "csv"], timeout=60)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        found = [(r["area"], r["check"]) for r in rows]
+        for f in FINDINGS:
+            self.assertIn(f, found)
+        last = rows[-1]
+        self.assertEqual((last["area"], last["check"]), ("node", "status"))
+        self.assertEqual(last["message"], "exit %d" % p.returncode)
+        self.assertEqual(last["status"], "ok" if p.returncode == 0 else "fail")
 
 
 class Progress(sbtest.TempDirCase):

@@ -38,10 +38,18 @@ def run_part(sb, part, d, count, progress, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--stagebench", default=os.path.join(REPO, "build-perf", "stagebench"))
+    ap.add_argument("--stagebench", default=os.path.join(REPO, "build-perf", "stagebench"),
+                    help="the binary (default: build-perf/stagebench, a Release build: "
+                    "cmake -S . -B build-perf -DCMAKE_BUILD_TYPE=Release && "
+                    "cmake --build build-perf -j)")
     ap.add_argument("--rounds", type=int, default=7)
     a = ap.parse_args()
     sb = os.path.abspath(a.stagebench)
+    if not os.access(sb, os.X_OK):
+        sys.stderr.write("progress_cost.py: error: no stagebench binary at %s: build it with "
+                         "'cmake -S . -B build-perf -DCMAKE_BUILD_TYPE=Release && cmake --build "
+                         "build-perf -j', or give --stagebench PATH\n" % sb)
+        return 2
     base = tempfile.mkdtemp(prefix="stagebench-progress-")
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else base
     try:
@@ -87,4 +95,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -62,7 +62,10 @@ static const struct opt_case cases[] = {
     {{"run", "1a", "-x", NULL}, 0, "unknown option '-x'"},
     {{"list", "--verify", NULL}, 0, "option --verify does not apply to 'list'"},
     {{"list", "1a", NULL}, 0, "'list' takes no test names"},
-    {{"walk", NULL}, 0, "unknown command 'walk'"},
+    {{"walk", NULL},
+     0,
+     "unknown command 'walk': expected run, prepare, clean, list, info, check, clock, status or "
+     "stop"},
     {{NULL}, 0, "no command given"},
     {{"--help", NULL}, 1, NULL},
     {{"--version", NULL}, 1, NULL},

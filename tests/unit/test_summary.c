@@ -173,7 +173,22 @@ static void test_summary_csv_text(void)
 						     "status: ",
 						     NULL};
 	test_summary_in_order(text, lines_in_order);
+	CHECK(strstr(text, "\nstatus: failed (exit 1)\n") != NULL);
 	free(text);
+
+	/* A precondition's text says the JSON's word, "failed", with the exit status and why. */
+	res.outcome = OUTCOME_PRECONDITION;
+	text = test_summary_capture(2);
+	CHECK(strstr(text, "\nstatus: failed (exit 3: precondition)\n") != NULL);
+	free(text);
+	char *doc = test_summary_capture(0);
+	CHECK(strstr(doc, "\"status\": \"failed\",\n  \"exit_code\": 3") != NULL);
+	free(doc);
+	res.outcome = OUTCOME_INTERRUPTED_TERM;
+	text = test_summary_capture(2);
+	CHECK(strstr(text, "\nstatus: interrupted (exit 143)\n") != NULL);
+	free(text);
+	res.outcome = OUTCOME_FAILED;
 }
 
 /* --out: written whole, never over an existing file without force. */
