@@ -220,18 +220,6 @@ static void arm_fg_on_signal(int sig)
 	arm_fg_signal = sig;
 }
 
-static void arm_fg_catch(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = arm_fg_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 /*
  * Read what the detached process says until it closes the pipe: "pid N" first, then its
  * last line. A SIGINT or SIGTERM that the foreground gets meanwhile (the launcher's Ctrl-C,
@@ -276,7 +264,7 @@ static int arm_foreground(struct arm *a, int fd, pid_t child)
 	int code, used = 0;
 
 	waitpid(child, NULL, 0);
-	arm_fg_catch();
+	stop_catch(arm_fg_on_signal, true);
 	buf[arm_fg_read(fd, buf, ARM_MSG_MAX)] = '\0';
 	close(fd);
 	char *msg = strncmp(buf, "pid ", 4) == 0 ? buf + strcspn(buf, "\n") : buf;

@@ -14,6 +14,7 @@
 
 #include "driver/clockcmd.h"
 #include "driver/summary.h"
+#include "platform/bounded.h"
 #include "platform/clock.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -29,22 +30,6 @@ static double clockcmd_idle_s(void)
 		return CLOCKCMD_IDLE_S;
 	s = strtod(v, &end);
 	return *end == '\0' && s > 0 && s <= 86400 ? s : CLOCKCMD_IDLE_S;
-}
-
-/* All of buf to fd, retrying a short write. 0 or -errno. */
-static int clockcmd_write(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* The header: the node, its NTP state and the version and build answering. 0 or -errno. */
@@ -73,7 +58,7 @@ static int clockcmd_header(const struct node_result *res, int out_fd)
 	if (fclose(f) != 0 && !rc)
 		rc = -EIO;
 	if (!rc)
-		rc = clockcmd_write(out_fd, text, len);
+		rc = bounded_send(out_fd, text, len);
 	free(text);
 	return rc;
 }
@@ -87,7 +72,7 @@ static int clockcmd_answer(const char *token, size_t n, int out_fd)
 	line[n] = ' ';
 	int len =
 	    snprintf(line + n + 1, sizeof(line) - n - 1, "%lld\n", (long long)clock_wall_ns());
-	return clockcmd_write(out_fd, line, n + 1 + (size_t)len);
+	return bounded_send(out_fd, line, n + 1 + (size_t)len);
 }
 
 /* Whether c may be part of a token. */

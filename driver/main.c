@@ -16,6 +16,7 @@
 #include "driver/arm.h"
 #include "driver/armctl.h"
 #include "driver/check.h"
+#include "driver/cmdenv.h"
 #include "driver/health.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
@@ -37,19 +38,6 @@
 #include "workers/replica.h"
 
 #define MAIN_MAX_AHEAD_S 86400.0
-/* The longest real path of --dir: BENCH_PATH_MAX leaves 128 bytes for the names in it. */
-#define MAIN_DIR_MAX (BENCH_PATH_MAX - 129)
-
-/* Everything a command on this node needs, resolved from the options. */
-struct main_env {
-	struct options o;
-	struct plan plan;
-	struct topo *topo;
-	int dirfd;
-	struct node_result res;
-	struct arm arm;		       /* --detach */
-	double schedule[SCHEDULE_MAX]; /* --schedule */
-};
 
 static int main_usage(const char *why)
 {
@@ -57,174 +45,8 @@ static int main_usage(const char *why)
 	return outcome_exit_code(OUTCOME_USAGE);
 }
 
-static enum outcome main_node(struct main_env *e, char *why, size_t whylen)
-{
-	struct node_result *res = &e->res;
-
-	if (gethostname(res->host, sizeof(res->host) - 1) != 0)
-		snprintf(res->host, sizeof(res->host), "localhost");
-	const char *node = e->o.node ? e->o.node : res->host;
-	/* --node and STAGEBENCH_NODE were checked by the option parser; the host name is not. */
-	if (!options_node_name_ok(node)) {
-		snprintf(why, whylen,
-			 "%s '%s' is not a valid node name: expected 1 to 64 letters, digits, '.', "
-			 "'_' or '-', not starting with '.' or '-'%s",
-			 e->o.node ? "--node" : "the host name", node,
-			 e->o.node ? "" : " (give one with --node NAME)");
-		return OUTCOME_USAGE;
-	}
-	snprintf(res->node, sizeof(res->node), "%s", node);
-	char token[FS_TOKEN_LEN + 1];
-	fs_token(token, sizeof(token));
-	snprintf(res->run_tag, sizeof(res->run_tag), "p%ld-%s", (long)getpid(), token);
-	return OUTCOME_OK;
-}
-
-static enum outcome main_threads(struct main_env *e, char *why, size_t whylen)
-{
-	const char *reason = NULL;
-	int rc = topo_open(&e->topo);
-
-	if (rc) {
-		snprintf(why, whylen, "cannot read the machine topology (hwloc): %s",
-			 strerror(-rc));
-		return OUTCOME_FAILED;
-	}
-	rc = topo_plan_build(e->topo, (unsigned)e->o.threads, e->o.set_cpus ? e->o.cpus : NULL,
-			     e->o.set_cpus ? e->o.ncpus : 0, &e->res.tplan, &reason);
-	if (rc) {
-		snprintf(why, whylen, "%s: %s", e->o.set_cpus ? "--cpus" : "--threads",
-			 reason ? reason : strerror(-rc));
-		return OUTCOME_USAGE;
-	}
-	return OUTCOME_OK;
-}
-
-/* --dir: given, a real directory (not a symlink to nowhere), and, when writing, writable. */
-static enum outcome main_dir(struct main_env *e, bool writing, char *why, size_t whylen)
-{
-	struct node_result *res = &e->res;
-	char real[PATH_MAX], shown[NOTE_PATH_SHOWN + 8];
-
-	if (!e->o.dir) {
-		snprintf(why, whylen, "no working directory: give --dir DIR or set STAGEBENCH_DIR");
-		return OUTCOME_USAGE;
-	}
-	note_path_short(e->o.dir, shown, sizeof(shown));
-	e->dirfd = open(e->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (e->dirfd < 0) {
-		int err = errno;
-		struct stat st;
-		char target[PATH_MAX], t[NOTE_PATH_SHOWN + 8];
-		ssize_t n;
-
-		if (err == ENOENT && lstat(e->o.dir, &st) == 0 && S_ISLNK(st.st_mode) &&
-		    (n = readlink(e->o.dir, target, sizeof(target) - 1)) >= 0) {
-			target[n] = '\0';
-			snprintf(why, whylen, "--dir '%s' is a dangling symbolic link (to '%s')",
-				 shown, note_path_short(target, t, sizeof(t)));
-		} else {
-			snprintf(why, whylen, "--dir '%s': %s", shown,
-				 err == ENOTDIR ? "not a directory" : strerror(err));
-		}
-		return OUTCOME_PRECONDITION;
-	}
-	if (!realpath(e->o.dir, real))
-		snprintf(real, sizeof(real), "%s", e->o.dir);
-	if (strlen(real) > MAIN_DIR_MAX) {
-		snprintf(why, whylen,
-			 "--dir '%s' is too long: its real path has %zu bytes, at most %d are "
-			 "allowed (the names of the files in it must fit in %d)",
-			 note_path_short(real, shown, sizeof(shown)), strlen(real), MAIN_DIR_MAX,
-			 BENCH_PATH_MAX);
-		return OUTCOME_USAGE;
-	}
-	snprintf(res->dir, sizeof(res->dir), "%s", real);
-	res->fs_ok = fs_info_get(res->dir, &res->fs) == 0;
-	if (writing && faccessat(e->dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
-		int err = errno;
-		snprintf(why, whylen, "--dir '%s' is not writable: %s", res->dir, strerror(err));
-		return OUTCOME_PRECONDITION;
-	}
-	return OUTCOME_OK;
-}
-
-static void main_clock(struct main_env *e)
-{
-	e->res.ntp_ok = clock_ntp_read(&e->res.ntp) == 0;
-}
-
-/* Space and inodes the command will need in --dir, counted before anything is written. */
-static void main_needs(struct main_env *e, uint64_t *bytes, uint64_t *inodes)
-{
-	inventory_needs(&e->plan, e->dirfd, e->res.tplan.nslots, bytes, inodes);
-}
-
-/* Leftovers of earlier runs in --dir are said (stderr, and the summary's warnings). */
-static void main_leftovers(struct main_env *e)
-{
-	struct inventory *inv = malloc(sizeof(*inv));
-	char line[1024];
-
-	if (inv && inventory_take(e->dirfd, false, inv) == 0) {
-		inventory_leftovers_line(inv, e->res.dir, clock_wall(), line, sizeof(line));
-		if (line[0])
-			note_warning(&e->res, "%s", line);
-	}
-	free(inv);
-}
-
-static enum outcome main_preflight(struct main_env *e, char *why, size_t whylen)
-{
-	uint64_t bytes, inodes;
-	char a[32], b[32];
-
-	main_leftovers(e);
-	if (!e->res.fs_ok)
-		return OUTCOME_OK;
-	main_needs(e, &bytes, &inodes);
-	if (bytes > e->res.fs.bytes_free) {
-		snprintf(why, whylen, "not enough space in '%s': the run needs %s, %s are free",
-			 e->res.dir, size_format(bytes, a, sizeof(a)),
-			 size_format(e->res.fs.bytes_free, b, sizeof(b)));
-		return OUTCOME_PRECONDITION;
-	}
-	if (e->res.fs.inodes_total && inodes > e->res.fs.inodes_free) {
-		snprintf(why, whylen,
-			 "not enough inodes in '%s': the run needs %llu, %llu are free", e->res.dir,
-			 (unsigned long long)inodes, (unsigned long long)e->res.fs.inodes_free);
-		return OUTCOME_PRECONDITION;
-	}
-	return OUTCOME_OK;
-}
-
-static void main_dry_run(struct main_env *e)
-{
-	uint64_t bytes, inodes;
-
-	main_needs(e, &bytes, &inodes);
-	views_dry_run(&e->plan, &e->res, e->o.cmd, e->o.force, e->dirfd, bytes, inodes, stdout);
-}
-
-static int main_finish(struct main_env *e, enum outcome out)
-{
-	if (e->topo)
-		topo_close(e->topo);
-	if (e->dirfd > 0)
-		close(e->dirfd);
-	result_free(&e->res);
-	return outcome_exit_code(out);
-}
-
-/* Print one line, map the outcome, release what was acquired. */
-static int main_fail(struct main_env *e, enum outcome out, const char *why)
-{
-	log_err("%s", why);
-	return main_finish(e, out);
-}
-
 /* The summary to --out, if given: 0 or -errno, said on stderr. */
-static int main_write_out(struct main_env *e)
+static int main_write_out(struct cmdenv *e)
 {
 	int rc = e->o.out ? summary_write_file(&e->res, &e->o, e->o.out, e->o.force) : 0;
 
@@ -237,18 +59,18 @@ static int main_write_out(struct main_env *e)
  * A failure of `run` once --out is known to be writable: the summary is still written, with
  * the error and no results, so that a collector sees why this node has none.
  */
-static int main_run_fail(struct main_env *e, enum outcome out, const char *why)
+static int main_run_fail(struct cmdenv *e, enum outcome out, const char *why)
 {
 	if (out == OUTCOME_USAGE)
-		return main_fail(e, out, why);
+		return cmdenv_fail(e, out, why);
 	note_error(&e->res, "%s", why);
 	e->res.outcome = out;
 	main_write_out(e);
-	return main_finish(e, out);
+	return cmdenv_finish(e, out);
 }
 
 /* The first start instant: not more than a day away, not missed unless late is allowed. */
-static enum outcome main_start(struct main_env *e, double now, char *why, size_t whylen)
+static enum outcome main_start(struct cmdenv *e, double now, char *why, size_t whylen)
 {
 	const struct plan_run *r = &e->plan.run;
 
@@ -279,7 +101,7 @@ static enum outcome main_start(struct main_env *e, double now, char *why, size_t
 }
 
 /* The summary of a run on stdout in the chosen format, and to --out. */
-static enum outcome main_report(struct main_env *e, enum outcome out)
+static enum outcome main_report(struct cmdenv *e, enum outcome out)
 {
 	const struct options *o = &e->o;
 
@@ -294,7 +116,23 @@ static enum outcome main_report(struct main_env *e, enum outcome out)
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
 
-static int main_run(struct main_env *e)
+/* The clock read: false when it is not NTP-synchronized and --require-ntp refuses that. */
+static bool main_run_clock(struct cmdenv *e)
+{
+	cmdenv_clock(e);
+	if (e->res.ntp_ok && e->res.ntp.synchronized)
+		return true;
+	if (e->o.require_ntp)
+		return false;
+	/* In the summary's warnings too, not only on stderr: the collector reads them. */
+	note_warning(&e->res,
+		     "clock not NTP-synchronized (maxerror %ld us): start instants across "
+		     "nodes may disagree",
+		     e->res.ntp.maxerror_us);
+	return true;
+}
+
+static int main_run(struct cmdenv *e)
 {
 	const struct options *o = &e->o;
 	const struct plan_run *r = &e->plan.run;
@@ -306,45 +144,37 @@ static int main_run(struct main_env *e)
 	e->res.started_at = now;
 	if (plan_build(o, &e->plan, why, sizeof(why)) ||
 	    (o->schedule && schedule_apply(o, e->schedule, &e->plan, why, sizeof(why))))
-		return main_fail(e, OUTCOME_USAGE, why);
-	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return cmdenv_fail(e, OUTCOME_USAGE, why);
+	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return cmdenv_fail(e, out, why);
 	/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out. */
 	int rc = o->detach && !o->dry_run
 		     ? arm_open(&e->arm, o->detach, &e->o.out, why, sizeof(why))
 		     : 0;
 	if (rc)
-		return main_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
+		return cmdenv_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
 	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
-		return main_fail(e,
-				 faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
-				     ? OUTCOME_USAGE
-				     : OUTCOME_PRECONDITION,
-				 why);
-	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e,
+				   faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+				       ? OUTCOME_USAGE
+				       : OUTCOME_PRECONDITION,
+				   why);
+	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
-	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
+	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
-	main_clock(e);
-	if (!e->res.ntp_ok || !e->res.ntp.synchronized) {
-		if (o->require_ntp)
-			return main_run_fail(
-			    e, OUTCOME_PRECONDITION,
-			    "the clock is not NTP-synchronized and --require-ntp was given");
-		/* In the summary's warnings too, not only on stderr: the collector reads them. */
-		note_warning(&e->res,
-			     "clock not NTP-synchronized (maxerror %ld us): start instants across "
-			     "nodes may disagree",
-			     e->res.ntp.maxerror_us);
-	}
+	if (!main_run_clock(e))
+		return main_run_fail(
+		    e, OUTCOME_PRECONDITION,
+		    "the clock is not NTP-synchronized and --require-ntp was given");
 	e->res.seed = r->seed;
 	if (o->dry_run) {
-		main_dry_run(e);
-		return main_finish(e, OUTCOME_OK);
+		cmdenv_dry_run(e);
+		return cmdenv_finish(e, OUTCOME_OK);
 	}
-	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
+	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, why);
 
 	memset(&env, 0, sizeof(env));
@@ -353,7 +183,7 @@ static int main_run(struct main_env *e)
 				      r->has_interval ? r->interval : 0.0,
 				      (unsigned long)((size_t)r->repeat * e->plan.nparts));
 		if (code >= 0) {
-			main_finish(e, OUTCOME_OK);
+			cmdenv_finish(e, OUTCOME_OK);
 			return code;
 		}
 		env.armed = arm_ready;
@@ -374,118 +204,93 @@ static int main_run(struct main_env *e)
 	out = main_report(e, out);
 	if (o->detach)
 		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL);
-	return main_finish(e, out);
+	return cmdenv_finish(e, out);
 }
 
-static int main_prepare(struct main_env *e)
+static int main_prepare(struct cmdenv *e)
 {
 	struct options *o = &e->o;
 	char why[1024];
 	enum outcome out = OUTCOME_OK;
 
 	if (plan_build(o, &e->plan, why, sizeof(why)))
-		return main_fail(e, OUTCOME_USAGE, why);
-	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return cmdenv_fail(e, OUTCOME_USAGE, why);
+	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
+	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
+	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if (o->dry_run) {
-		main_dry_run(e);
-		return main_finish(e, OUTCOME_OK);
+		cmdenv_dry_run(e);
+		return cmdenv_finish(e, OUTCOME_OK);
 	}
-	if ((out = main_preflight(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	stop_install();
 	out = prepare_command(&e->plan, e->dirfd, e->res.dir, (unsigned)e->res.tplan.nslots,
 			      o->force);
-	return main_finish(e, out);
+	return cmdenv_finish(e, out);
 }
 
-static int main_clean(struct main_env *e)
+static int main_clean(struct cmdenv *e)
 {
 	const struct options *o = &e->o;
 	char why[1024];
 	enum outcome out;
 
 	if (plan_build(o, &e->plan, why, sizeof(why)))
-		return main_fail(e, OUTCOME_USAGE, why);
+		return cmdenv_fail(e, OUTCOME_USAGE, why);
 	/* "clean 2" removes test 2's files of every scale; all parts of a test, whatever named. */
-	if ((out = main_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	return main_finish(e, inventory_clean(&e->plan, e->dirfd, e->res.dir, o->dry_run));
+	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
+	return cmdenv_finish(e, inventory_clean(&e->plan, e->dirfd, e->res.dir, o->dry_run));
 }
 
-static int main_list(struct main_env *e)
+static int main_list(struct cmdenv *e)
 {
 	int rc = views_list((enum scale)e->o.scale, (enum format)e->o.format, stdout);
 
-	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 
-/* How info and check open --dir: called in the child process that may hang on it. */
-static enum outcome main_check_dir(void *ctx, int *dirfd, char *why, size_t whylen)
-{
-	struct main_env *e = ctx;
-	enum outcome out = main_dir(e, false, why, whylen);
-
-	*dirfd = e->dirfd;
-	return out;
-}
-
-/* In that child process, before it exits: what it inherited of the command, freed. */
-static void main_child_release(void *ctx)
-{
-	struct main_env *e = ctx;
-
-	if (e->topo)
-		topo_close(e->topo);
-	e->topo = NULL;
-	if (e->dirfd >= 0)
-		close(e->dirfd);
-	e->dirfd = -1;
-	result_free(&e->res);
-	/* The child's stdout is /dev/null: what the parent had buffered goes nowhere. */
-	output_stdout_close(0);
-}
-
-static int main_info_print(struct main_env *e, const struct inventory_report *rep)
+static int main_info_print(struct cmdenv *e, const struct inventory_report *rep)
 {
 	unsigned allowed[OPTIONS_MAX_CPUS];
 	char cpus[256];
 
-	main_clock(e);
+	cmdenv_clock(e);
 	run_buffer_place(e->o.buffer_offset, e->o.xfer, &e->res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
 	int rc = views_info(&e->res, rep, cpus, (enum format)e->o.format, stdout);
-	return main_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
+	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 
-static int main_info(struct main_env *e)
+static int main_info(struct cmdenv *e)
 {
 	const struct options *o = &e->o;
 	char why[1024];
 	enum outcome out;
 
-	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
+	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if (o->dir) {
 		/* --dir may hang: opened and listed in a child, within a deadline. */
 		static struct inventory_report rep;
 		snprintf(e->res.dir, sizeof(e->res.dir), "%s", o->dir);
 		stop_install();
-		const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+		const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release,
+							  e};
 		out = inventory_report_take(&hooks, &e->res, INVENTORY_DEADLINE_S, &stop_signal,
 					    &rep);
 		if (out != OUTCOME_OK)
-			return main_fail(e, out,
-					 out < OUTCOME_INTERRUPTED_INT ? rep.why
-					 : stop_signal == SIGTERM      ? "interrupted by SIGTERM"
-								       : "interrupted by SIGINT");
+			return cmdenv_fail(e, out,
+					   out < OUTCOME_INTERRUPTED_INT ? rep.why
+					   : stop_signal == SIGTERM	 ? "interrupted by SIGTERM"
+									 : "interrupted by SIGINT");
 		if (rep.answered) {
 			snprintf(e->res.dir, sizeof(e->res.dir), "%s", rep.dir);
 			e->res.fs_ok = rep.fs_ok;
@@ -496,42 +301,42 @@ static int main_info(struct main_env *e)
 	return main_info_print(e, NULL);
 }
 
-static int main_check(struct main_env *e)
+static int main_check(struct cmdenv *e)
 {
 	char why[1024];
 	enum outcome out;
 
-	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if (e->o.health)
-		return main_finish(e, health_check(&e->o, e->res.node));
-	if ((out = main_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
+		return cmdenv_finish(e, health_check(&e->o, e->res.node));
+	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if (!e->o.dir)
-		return main_fail(e, OUTCOME_USAGE,
-				 "no working directory: give --dir DIR or set STAGEBENCH_DIR");
-	main_clock(e);
+		return cmdenv_fail(e, OUTCOME_USAGE,
+				   "no working directory: give --dir DIR or set STAGEBENCH_DIR");
+	cmdenv_clock(e);
 	stop_install();
-	const struct inventory_dir_hooks hooks = {main_check_dir, main_child_release, e};
+	const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release, e};
 	out = check_node(&e->o, e->topo, &e->res, &hooks);
-	return main_finish(e, out);
+	return cmdenv_finish(e, out);
 }
 
 /* `clock`: this node's clock answered on stdout for each token on stdin. */
-static int main_clock_serve(struct main_env *e)
+static int main_clock_serve(struct cmdenv *e)
 {
 	char why[1024];
 	enum outcome out;
 
-	if ((out = main_node(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_fail(e, out, why);
-	main_clock(e);
-	return main_finish(e, clockcmd_serve(&e->res, STDIN_FILENO, STDOUT_FILENO));
+	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
+	cmdenv_clock(e);
+	return cmdenv_finish(e, clockcmd_serve(&e->res, STDIN_FILENO, STDOUT_FILENO));
 }
 
 static int main_command(int argc, char **argv)
 {
-	static struct main_env e;
+	static struct cmdenv e;
 	char why[1024];
 
 	e.dirfd = -1;

@@ -82,13 +82,20 @@ void stop_hold(bool hold)
 	stop_holding += hold ? 1 : -1;
 }
 
-void stop_install(void)
+void stop_catch(void (*on)(int), bool hup)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = stop_on_signal;
+	sa.sa_handler = on;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (hup)
+		sigaction(SIGHUP, &sa, NULL);
+}
+
+void stop_install(void)
+{
+	stop_catch(stop_on_signal, false);
 }

@@ -26,6 +26,12 @@ extern volatile int stop_part;
 void stop_install(void);
 
 /*
+ * on installed for SIGINT and SIGTERM (and SIGHUP when hup), with no flags: a blocking call
+ * the signal interrupts returns EINTR.
+ */
+void stop_catch(void (*on)(int), bool hup);
+
+/*
  * For a command that writes a summary (`run`): a second signal within STOP_SAME_S of the
  * first is part of the same stop (a launcher that signals twice, srun's SIGTERM after a
  * forwarded SIGINT) and changes nothing: the run ends as the first asked, summary written.

@@ -15,6 +15,7 @@
 
 #include "driver/note.h"
 #include "driver/summary.h"
+#include "platform/bounded.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "util/json.h"
@@ -420,23 +421,6 @@ int summary_check_out(const char *path, bool force, char *why, size_t whylen)
 	return 0;
 }
 
-/* All of len bytes of buf to fd: 0 or -errno (the real cause, ENOSPC from a full disk). */
-static int summary_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
 		       bool force)
 {
@@ -460,7 +444,7 @@ int summary_write_file(const struct node_result *res, const struct options *o, c
 		rc = fd;
 		goto out;
 	}
-	rc = summary_write_all(fd, doc, len);
+	rc = bounded_send(fd, doc, len);
 	if (!rc && fsync(fd) != 0)
 		rc = -errno;
 	if (close(fd) != 0 && !rc)

@@ -56,6 +56,8 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt);
 void summary_text_clock(const struct node_result *res, FILE *f);
 /* One line on the placement of the I/O buffer and how it was chosen. */
 void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len);
+/* A part's sizes at its scale: "count", "chunk_bytes", "file_bytes", "passes". */
+void summary_json_params(struct json *j, const struct part_params *p);
 /* The "buffer" object of the node summary and of info. */
 void summary_json_buffer(struct json *j, const struct bufplace *bp);
 

@@ -88,27 +88,25 @@ static void summary_json_lines(struct json *j, const char *key, char *const *lin
 	json_array_end(j);
 }
 
+/* key: {"min": min, "max": max} in integer epoch ns, or null when min is 0 (none seen). */
+static void summary_json_ns_range(struct json *j, const char *key, int64_t min, int64_t max)
+{
+	json_key(j, key);
+	if (min) {
+		json_object_begin(j);
+		json_kv_int(j, "min", min);
+		json_kv_int(j, "max", max);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
+}
+
 /* Releases and first operations of the threads, as integer epoch ns (min, max). */
 static void summary_json_instants(struct json *j, const struct part_result *pr)
 {
-	json_key(j, "release_at_ns");
-	if (pr->release_min_ns) {
-		json_object_begin(j);
-		json_kv_int(j, "min", pr->release_min_ns);
-		json_kv_int(j, "max", pr->release_max_ns);
-		json_object_end(j);
-	} else {
-		json_null(j);
-	}
-	json_key(j, "first_io_at_ns");
-	if (pr->first_io_min_ns) {
-		json_object_begin(j);
-		json_kv_int(j, "min", pr->first_io_min_ns);
-		json_kv_int(j, "max", pr->first_io_max_ns);
-		json_object_end(j);
-	} else {
-		json_null(j);
-	}
+	summary_json_ns_range(j, "release_at_ns", pr->release_min_ns, pr->release_max_ns);
+	summary_json_ns_range(j, "first_io_at_ns", pr->first_io_min_ns, pr->first_io_max_ns);
 }
 
 /*
@@ -212,10 +210,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_kv_string(j, "part", pr->pp->def->name);
 	json_kv_string(j, "kind", pr->pp->def->kind);
 	json_kv_string(j, "file", pr->file);
-	json_kv_uint(j, "count", pr->pp->p.count);
-	json_kv_uint(j, "chunk_bytes", pr->pp->p.chunk);
-	json_kv_uint(j, "file_bytes", pr->pp->p.file);
-	json_kv_uint(j, "passes", pr->pp->p.passes);
+	summary_json_params(j, &pr->pp->p);
 	json_kv_uint(j, "xfer_bytes", pr->xfer);
 	json_kv_uint(j, "generation", pr->generation);
 	json_kv_double(j, "start_at", pr->start_at);
@@ -278,6 +273,14 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	summary_json_lines(j, "warnings", pr->warnings, pr->nwarnings);
 	summary_json_per_thread(j, pr);
 	json_object_end(j);
+}
+
+void summary_json_params(struct json *j, const struct part_params *p)
+{
+	json_kv_uint(j, "count", p->count);
+	json_kv_uint(j, "chunk_bytes", p->chunk);
+	json_kv_uint(j, "file_bytes", p->file);
+	json_kv_uint(j, "passes", p->passes);
 }
 
 void summary_json_head(struct json *j, const char *schema, const struct node_result *res)

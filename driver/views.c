@@ -52,10 +52,7 @@ static void views_list_json(struct json *j, enum scale scale)
 		json_kv_string(j, "part", d->name);
 		json_kv_string(j, "test", d->test);
 		json_kv_string(j, "kind", d->kind);
-		json_kv_uint(j, "count", p->count);
-		json_kv_uint(j, "chunk_bytes", p->chunk);
-		json_kv_uint(j, "file_bytes", p->file);
-		json_kv_uint(j, "passes", p->passes);
+		summary_json_params(j, p);
 		json_kv_string(j, "what", d->what);
 		json_object_end(j);
 	}

@@ -84,6 +84,8 @@ int bounded_send(int fd, const void *buf, size_t len)
 			continue;
 		if (w < 0)
 			return -errno;
+		if (w == 0)
+			return -EIO;
 		c += w;
 		len -= (size_t)w;
 	}

@@ -28,7 +28,10 @@ struct bounded {
  */
 int bounded_start(struct bounded *b, double timeout_s, int (*fn)(void *arg, int fd), void *arg);
 
-/* In the child: all of len bytes of buf to fd. 0 or -errno. */
+/*
+ * All of len bytes of buf to fd, retrying EINTR and short writes (the child's answer, the
+ * summary, the clock's answers). 0 or -errno; a write of 0 bytes is -EIO.
+ */
 int bounded_send(int fd, const void *buf, size_t len);
 
 /*

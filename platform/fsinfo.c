@@ -280,8 +280,12 @@ int fs_residency_fd(int fd, struct fs_residency *out)
 	return 0;
 }
 
-/* O_NONBLOCK: a FIFO planted at the name must not hold the caller. */
-int fs_residency_path(const char *path, struct fs_residency *out)
+/*
+ * on_fd run on path opened read-only, not through a link; when it cannot be opened, out says
+ * unknown and why. O_NONBLOCK: a FIFO planted at the name must not hold the caller.
+ */
+static int fs_residency_open(const char *path, struct fs_residency *out,
+			     int (*on_fd)(int fd, struct fs_residency *out))
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	int rc;
@@ -293,9 +297,14 @@ int fs_residency_path(const char *path, struct fs_residency *out)
 		out->why = -rc;
 		return rc;
 	}
-	rc = fs_residency_fd(fd, out);
+	rc = on_fd(fd, out);
 	close(fd);
 	return rc;
+}
+
+int fs_residency_path(const char *path, struct fs_residency *out)
+{
+	return fs_residency_open(path, out, fs_residency_fd);
 }
 
 int fs_residency(const char *path, double *fraction)
@@ -327,19 +336,7 @@ int fs_drop_fd(int fd, struct fs_residency *after)
 
 int fs_drop_path(const char *path, struct fs_residency *after)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	int rc;
-
-	if (fd < 0) {
-		rc = -errno;
-		memset(after, 0, sizeof(*after));
-		after->fraction = FS_RESIDENCY_UNKNOWN;
-		after->why = -rc;
-		return rc;
-	}
-	rc = fs_drop_fd(fd, after);
-	close(fd);
-	return rc;
+	return fs_residency_open(path, after, fs_drop_fd);
 }
 
 /*

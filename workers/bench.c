@@ -36,6 +36,12 @@ int bench_error_set(struct bench_error *e, const char *op, const char *path, boo
 	return -errnum;
 }
 
+void bench_teardown_free(struct bench_ctx *c)
+{
+	free(c->priv);
+	c->priv = NULL;
+}
+
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum)
 {
 	return bench_error_set(&c->err, op, path, false, 0, errnum);

@@ -8,10 +8,13 @@
 #ifndef STAGEBENCH_BENCH_H
 #define STAGEBENCH_BENCH_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include "util/hist.h"
 #include "util/prng.h"
@@ -143,8 +146,61 @@ static inline bool bench_should_stop(const volatile int *stop)
 	return __atomic_load_n(stop, __ATOMIC_RELAXED) != 0;
 }
 
+/* The three transfers of the kinds: read at the file position, pread at an offset, write. */
+enum bench_io { BENCH_IO_READ, BENCH_IO_PREAD, BENCH_IO_WRITE };
+
+/*
+ * Transfer want bytes between fd and buf (pread at off; off is ignored otherwise), retrying
+ * EINTR and short transfers, each counted in c->retries. *got: the bytes transferred, fewer
+ * than want only at the end of the file of a read (the return is then 0), or when it fails.
+ * 0 or -errno; a write of 0 bytes, which would repeat forever, is -EIO. Inlined: io is a
+ * constant at each call, so a kind's loop keeps its one system call.
+ */
+static inline __attribute__((always_inline)) int bench_io_full(struct bench_ctx *c,
+							       enum bench_io io, int fd, void *buf,
+							       size_t want, uint64_t off,
+							       size_t *got)
+{
+	unsigned char *b = buf;
+	ssize_t n;
+
+	*got = 0;
+	while (*got < want) {
+		if (io == BENCH_IO_READ)
+			n = read(fd, b + *got, want - *got);
+		else if (io == BENCH_IO_PREAD)
+			n = pread(fd, b + *got, want - *got, (off_t)(off + *got));
+		else
+			n = write(fd, b + *got, want - *got);
+		if (n > 0) {
+			*got += (size_t)n;
+			if (*got < want)
+				c->retries++;
+			continue;
+		}
+		if (n == 0)
+			return io == BENCH_IO_WRITE ? -EIO : 0;
+		if (errno != EINTR)
+			return -errno;
+		c->retries++;
+	}
+	return 0;
+}
+
+/* Whether the context must stop now; if so, c->stopped is set (the kind then ends with 0). */
+static inline bool bench_stopping(struct bench_ctx *c)
+{
+	if (!bench_should_stop(c->stop))
+		return false;
+	c->stopped = true;
+	return true;
+}
+
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
+
+/* The teardown of a kind whose private state is one allocation: freed, c->priv NULL. */
+void bench_teardown_free(struct bench_ctx *c);
 int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,
 		  int errnum);
 

@@ -68,31 +68,15 @@ static int manyfiles_fail(struct bench_ctx *c, const struct manyfiles_priv *s, c
 static int manyfiles_write(struct bench_ctx *c, const struct manyfiles_priv *s, int fd)
 {
 	const struct bench_params *p = c->p;
-	const unsigned char *buf = c->buf;
 	uint64_t done = 0;
 	size_t want, got;
-	ssize_t n;
-	int e;
+	int rc;
 
 	while (done < p->chunk) {
 		want = p->chunk - done < p->xfer ? (size_t)(p->chunk - done) : p->xfer;
-		got = 0;
-		while (got < want) {
-			n = write(fd, buf + got, want - got);
-			if (n > 0) {
-				got += (size_t)n;
-				if (got < want)
-					c->retries++;
-				continue;
-			}
-			/* A write of 0 bytes would repeat forever: report it as an I/O error. */
-			e = n < 0 ? errno : EIO;
-			if (e == EINTR) {
-				c->retries++;
-				continue;
-			}
-			return manyfiles_fail(c, s, "write", true, done + got, e);
-		}
+		rc = bench_io_full(c, BENCH_IO_WRITE, fd, c->buf, want, 0, &got);
+		if (rc)
+			return manyfiles_fail(c, s, "write", true, done + got, -rc);
 		done += want;
 	}
 	return 0;
@@ -148,10 +132,8 @@ manyfiles_loop(struct bench_ctx *c, struct manyfiles_priv *s, const bool do_fsyn
 	int rc;
 
 	for (i = 0; i < c->p->count; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		rc = manyfiles_file(c, s, i, do_fsync);
 		if (rc)
 			return rc;

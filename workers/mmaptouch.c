@@ -136,10 +136,8 @@ mmaptouch_pass(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 		c->pages += end - first;
 		c->bytes += (end * page < s->len ? end * page : s->len) - first * page;
 		atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			break;
-		}
 	}
 out:
 	atomic_signal_fence(memory_order_seq_cst);
@@ -165,10 +163,8 @@ mmaptouch_loop(struct bench_ctx *c, const struct mmaptouch_priv *s, const bool v
 	int rc;
 
 	for (i = 0; i < c->p->passes; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		rc = mmaptouch_pass(c, s, verify);
 		if (rc || c->stopped)
 			return rc;
@@ -247,17 +243,11 @@ static int mmaptouch_setup(struct bench_ctx *c)
 	return 0;
 }
 
-static void mmaptouch_teardown(struct bench_ctx *c)
-{
-	free(c->priv);
-	c->priv = NULL;
-}
-
 const struct bench_ops bench_mmaptouch = {
     .name = "mmaptouch",
     .caps = BENCH_READS_REPLICA | BENCH_MAPS_REPLICA,
     .what = "open, mmap read-only, touch each page in order, munmap, close; `passes` times (1b)",
     .setup = mmaptouch_setup,
     .run = mmaptouch_run,
-    .teardown = mmaptouch_teardown,
+    .teardown = bench_teardown_free,
 };

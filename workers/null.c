@@ -16,10 +16,8 @@ static int null_run(struct bench_ctx *c)
 
 	c->first_io_ns = clock_mono_ns();
 	for (i = 0; i < n; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		t0 = clock_mono_ns();
 		t1 = clock_mono_ns();
 		hist_record(c->lat, t1 - t0);

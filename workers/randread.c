@@ -32,26 +32,13 @@ static inline __attribute__((always_inline)) int randread_chunk(struct bench_ctx
 	unsigned char *buf = c->buf;
 	uint64_t done = 0, bad, found;
 	size_t want, got;
-	ssize_t n;
 	int rc;
 
 	while (done < p->chunk) {
 		want = p->chunk - done < p->xfer ? (size_t)(p->chunk - done) : p->xfer;
-		got = 0;
-		while (got < want) {
-			n = pread(fd, buf + got, want - got, (off_t)(off + done + got));
-			if (n > 0) {
-				got += (size_t)n;
-				if (got < want)
-					c->retries++;
-				continue;
-			}
-			if (n == 0)
-				return bench_fail_at(c, "read", p->path, off + done + got, EIO);
-			if (errno != EINTR)
-				return bench_fail_at(c, "read", p->path, off + done + got, errno);
-			c->retries++;
-		}
+		rc = bench_io_full(c, BENCH_IO_PREAD, fd, buf, want, off + done, &got);
+		if (rc || got < want)
+			return bench_fail_at(c, "read", p->path, off + done + got, rc ? -rc : EIO);
 		if (verify) {
 			rc =
 			    pattern_check_range(buf, want, p->generation, off + done, &bad, &found);
@@ -78,10 +65,8 @@ randread_loop(struct bench_ctx *c, const struct randread_priv *s, const bool ver
 	 */
 	t0 = clock_mono_ns();
 	for (i = 0; i < p->count; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		off = prng_below(&c->rng, s->nchunks) * p->chunk;
 		rc = randread_chunk(c, s->fd, off, verify);
 		if (rc)
@@ -156,8 +141,7 @@ static void randread_teardown(struct bench_ctx *c)
 	if (!s)
 		return;
 	close(s->fd);
-	free(s);
-	c->priv = NULL;
+	bench_teardown_free(c);
 }
 
 const struct bench_ops bench_randread = {

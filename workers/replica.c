@@ -307,6 +307,56 @@ static int replica_publish(int dirfd, const char *tmp, const char *name, bool re
 	return renameat(dirfd, tmp, dirfd, name) ? -errno : 0;
 }
 
+/*
+ * The temporary name of name, into tmp: host, pid and a random token, so that two nodes
+ * preparing on one server never share one, and neither does a later run whose pid repeats a
+ * killed one's. False when it does not fit.
+ */
+static bool replica_tmp_name(const char *name, char *tmp, size_t len)
+{
+	char host[65] = "", token[FS_TOKEN_LEN + 1];
+	int n;
+
+	fs_token(token, sizeof(token));
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		host[0] = '\0';
+	for (char *h = host; *h; h++) {
+		if (*h == '/')
+			*h = '_';
+	}
+	n = snprintf(tmp, len, "%s.tmp.%s.%ld.%s", name, host, (long)getpid(), token);
+	return n >= 0 && (size_t)n < len;
+}
+
+/* The pattern written into fd (size bytes, generation gen) by up to nthreads threads. */
+static int replica_fill(int fd, const char *tmppath, uint64_t size, uint64_t gen, uint64_t xfer,
+			unsigned nthreads, const volatile int *stop, struct bench_error *err)
+{
+	struct replica_job j;
+	int rc;
+
+	memset(&j, 0, sizeof(j));
+	j.fd = fd;
+	j.size = size;
+	j.gen = gen;
+	j.piece = (REPLICA_PIECE_MIN + xfer - 1) / xfer * xfer;
+	j.npieces = (size + j.piece - 1) / j.piece;
+	j.stop = stop;
+	j.path = tmppath;
+	atomic_init(&j.abort, 0);
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > REPLICA_MAX_THREADS)
+		nthreads = REPLICA_MAX_THREADS;
+	if (nthreads > j.npieces)
+		nthreads = (unsigned)j.npieces;
+	j.serialize = !fs_writes_in_parallel(fd);
+	pthread_mutex_init(&j.turn, NULL);
+	rc = replica_write_all(&j, nthreads, err);
+	pthread_mutex_destroy(&j.turn);
+	return rc;
+}
+
 int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
 		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,
 		   struct bench_error *err)
@@ -314,9 +364,8 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 	static const int never;
 	char tmp[NAME_MAX + 1], tmppath[BENCH_PATH_MAX], path[BENCH_PATH_MAX];
 	struct bench_error dummy;
-	struct replica_job j;
 	bool created = false, owned = false;
-	int rc, fd = -1, n;
+	int rc, fd = -1;
 
 	if (!err)
 		err = &dummy;
@@ -325,20 +374,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		stop = &never;
 	dir = dir ? dir : ".";
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	/*
-	 * Host, pid and a random token: two nodes preparing on one server never share a
-	 * temporary name, and neither does a later run whose pid repeats a killed one's.
-	 */
-	char host[65] = "", token[FS_TOKEN_LEN + 1];
-	fs_token(token, sizeof(token));
-	if (gethostname(host, sizeof(host) - 1) != 0)
-		host[0] = '\0';
-	for (char *h = host; *h; h++) {
-		if (*h == '/')
-			*h = '_';
-	}
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%s.%ld.%s", name, host, (long)getpid(), token);
-	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+	if (!replica_tmp_name(name, tmp, sizeof(tmp))) {
 		rc = bench_error_set(err, "create", path, false, 0, ENAMETOOLONG);
 		goto out;
 	}
@@ -363,25 +399,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		goto out;
 	}
 
-	memset(&j, 0, sizeof(j));
-	j.fd = fd;
-	j.size = size;
-	j.gen = gen;
-	j.piece = (REPLICA_PIECE_MIN + xfer - 1) / xfer * xfer;
-	j.npieces = (size + j.piece - 1) / j.piece;
-	j.stop = stop;
-	j.path = tmppath;
-	atomic_init(&j.abort, 0);
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > REPLICA_MAX_THREADS)
-		nthreads = REPLICA_MAX_THREADS;
-	if (nthreads > j.npieces)
-		nthreads = (unsigned)j.npieces;
-	j.serialize = !fs_writes_in_parallel(fd);
-	pthread_mutex_init(&j.turn, NULL);
-	rc = replica_write_all(&j, nthreads, err);
-	pthread_mutex_destroy(&j.turn);
+	rc = replica_fill(fd, tmppath, size, gen, xfer, nthreads, stop, err);
 	if (rc)
 		goto out;
 

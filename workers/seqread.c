@@ -28,24 +28,10 @@ struct seqread_priv {
  */
 static ssize_t seqread_fill(struct bench_ctx *c, int fd, unsigned char *buf, size_t want)
 {
-	size_t got = 0;
-	ssize_t n;
+	size_t got;
+	int rc = bench_io_full(c, BENCH_IO_READ, fd, buf, want, 0, &got);
 
-	while (got < want) {
-		n = read(fd, buf + got, want - got);
-		if (n > 0) {
-			got += (size_t)n;
-			if (got < want)
-				c->retries++;
-			continue;
-		}
-		if (n == 0)
-			break;
-		if (errno != EINTR)
-			return -errno;
-		c->retries++;
-	}
-	return (ssize_t)got;
+	return rc ? rc : (ssize_t)got;
 }
 
 static int seqread_verify(struct bench_ctx *c, uint64_t off, size_t len)
@@ -100,10 +86,8 @@ static inline __attribute__((always_inline)) int seqread_pass(struct bench_ctx *
 		if (off - published >= SEQREAD_PUBLISH_BYTES) {
 			published = off;
 			atomic_store_explicit(&c->live_bytes, c->bytes, memory_order_relaxed);
-			if (bench_should_stop(c->stop)) {
-				c->stopped = true;
+			if (bench_stopping(c))
 				goto out;
-			}
 		}
 	}
 	do {
@@ -172,21 +156,13 @@ static int seqread_run(struct bench_ctx *c)
 
 	c->first_io_ns = clock_mono_ns();
 	for (i = 0; i < c->p->passes; i++) {
-		if (bench_should_stop(c->stop)) {
-			c->stopped = true;
+		if (bench_stopping(c))
 			return 0;
-		}
 		rc = s->pass(c);
 		if (rc || c->stopped)
 			return rc;
 	}
 	return 0;
-}
-
-static void seqread_teardown(struct bench_ctx *c)
-{
-	free(c->priv);
-	c->priv = NULL;
 }
 
 const struct bench_ops bench_seqread = {
@@ -195,5 +171,5 @@ const struct bench_ops bench_seqread = {
     .what = "open, read the replica to EOF in xfer pieces, close; `passes` times (1a)",
     .setup = seqread_setup,
     .run = seqread_run,
-    .teardown = seqread_teardown,
+    .teardown = bench_teardown_free,
 };

@@ -147,20 +147,8 @@ def live_processes(tag):
     """Pids of live processes whose environment carries the run marker tag (the launcher of a
     run and everything it started on this machine)."""
     want = ("%s=%s" % (MARK, tag)).encode()
-    out = []
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % e, "rb") as f:
-                env = f.read(1 << 20).split(b"\0")
-            with open("/proc/%s/stat" % e, "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if want in env and state != b"Z":
-            out.append(int(e))
-    return sorted(out)
+    return sorted(pid for pid, env in P.live_others("environ", 1 << 20)
+                  if want in env.split(b"\0"))
 
 
 def setup(args):
@@ -216,6 +204,55 @@ def take_lock(results, log):
     return lockf
 
 
+def _new_run_dir(results):
+    """A run id from the UTC time, unused in results, and its directory, created."""
+    run_id = "cron-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    n = 1
+    while os.path.lexists(os.path.join(results, run_id)):
+        n += 1
+        run_id = "cron-%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.gmtime()), n)
+    rundir = os.path.join(results, run_id)
+    F.make_dir(rundir, 0o755)
+    return run_id, rundir
+
+
+def _launch(args, script, results, run_id, rundir, lockf, log):
+    """The launcher run into rundir (its output in launcher.log); its exit status."""
+    cmd = [sys.executable, script] + args.launcher_args + \
+        ["--results", results, "--run-id", run_id, "--no-report"]
+    log("start %s: %s" % (run_id, " ".join(cmd)))
+    env = dict(os.environ)
+    env[MARK] = results
+    with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
+        # The launcher holds the lock too (pass_fds): if this wrapper dies, the next run
+        # still finds it locked while the launcher lives, and the marker in the environment
+        # finds what the launcher started once it is gone.
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env,
+                                pass_fds=(lockf.fileno(),))
+        P.forward_signals(proc)
+        rc = proc.wait()
+    log("launcher exited %d" % rc)
+    return rc
+
+
+def _say_report(text, rundir, logpath, log):
+    """The report on stdout; False (said in the log and on stderr) when stdout fails."""
+    try:
+        sys.stdout.write(L.safe_text(text))
+        sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
+        sys.stdout.flush()
+    except OSError as e:
+        log("cannot write the report on stdout: %s" % L.errno_text(e))
+        L.say("error: cannot write stdout: %s" % L.errno_text(e))
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except OSError:
+            pass
+        return False
+    return True
+
+
 def main():
     args = parse_args(sys.argv[1:])
     try:
@@ -245,29 +282,9 @@ def main():
                      "machine stopped) before it collected the run" % previous[-1][0])
         log(notes[-1])
 
-    run_id = "cron-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    n = 1
-    while os.path.lexists(os.path.join(results, run_id)):
-        n += 1
-        run_id = "cron-%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.gmtime()), n)
-    rundir = os.path.join(results, run_id)
-    F.make_dir(rundir, 0o755)
+    run_id, rundir = _new_run_dir(results)
     record(rec, "start %s" % run_id)
-    cmd = [sys.executable, script] + args.launcher_args + \
-        ["--results", results, "--run-id", run_id, "--no-report"]
-    log("start %s: %s" % (run_id, " ".join(cmd)))
-    env = dict(os.environ)
-    env[MARK] = results
-    with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
-        # The launcher holds the lock too (pass_fds): if this wrapper dies, the next run
-        # still finds it locked while the launcher lives, and the marker in the environment
-        # finds what the launcher started once it is gone.
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, env=env,
-                                pass_fds=(lockf.fileno(),))
-        P.forward_signals(proc)
-        rc = proc.wait()
-    log("launcher exited %d" % rc)
+    rc = _launch(args, script, results, run_id, rundir, lockf, log)
     if rc < 0:
         try:
             signame = signal.Signals(-rc).name
@@ -313,17 +330,7 @@ def main():
     if failed_writes and status == L.EXIT_OK:
         status = L.EXIT_PRECONDITION
     if status != L.EXIT_OK or args.verbose or notes:
-        try:
-            sys.stdout.write(L.safe_text(text))
-            sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
-            sys.stdout.flush()
-        except OSError as e:
-            log("cannot write the report on stdout: %s" % L.errno_text(e))
-            L.say("error: cannot write stdout: %s" % L.errno_text(e))
-            try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-            except OSError:
-                pass
+        if not _say_report(text, rundir, logpath, log):
             status = status or L.EXIT_PRECONDITION
     if args.prometheus:
         log(prometheus.write(args.prometheus, report, c, status) or "metrics written to %s"

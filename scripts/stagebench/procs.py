@@ -51,6 +51,23 @@ def _proc_table():
     return table
 
 
+def live_others(name, limit=-1):
+    """(pid, contents of /proc/PID/name, at most limit bytes) of each live process but this
+    one; zombies and processes that end or deny while being read are left out."""
+    for e in os.listdir("/proc"):
+        if not e.isdigit() or int(e) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/%s" % (e, name), "rb") as f:
+                data = f.read(limit)
+            with open("/proc/%s/stat" % e, "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != b"Z":
+            yield int(e), data
+
+
 def descendants(root=None, exclude=()):
     """Pids below root (default: this process), deepest first; zombies and the pids in
     exclude are left out (not their children)."""

@@ -337,23 +337,17 @@ def _median_sorted_array(a):
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
 
 
-def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=False,
-                 source=None):
-    m = c.manifest or {}
+def _expected(c, m, expect):
+    """The nodes expected, and from where: --expect, the launcher's manifest, the summaries."""
     if expect is not None:
-        expected = list(expect)
-        expected_from = "--expect"
-    elif isinstance(m.get("nodes"), list) and m.get("nodes"):
-        expected = [n for n in m["nodes"] if isinstance(n, str)]
-        expected_from = "the launcher's manifest"
-    else:
-        expected = list(c.nodes)
-        expected_from = "the summaries found"
-    expected_set = set(expected)
-    seen = set(c.nodes)
-    unexpected = sorted(seen - expected_set, key=L.natural_key)
-    allnodes = sorted(expected_set | seen, key=L.natural_key)
+        return list(expect), "--expect"
+    if isinstance(m.get("nodes"), list) and m.get("nodes"):
+        return [n for n in m["nodes"] if isinstance(n, str)], "the launcher's manifest"
+    return list(c.nodes), "the summaries found"
 
+
+def _servers(c, m, allnodes):
+    """Each node's server: from the manifest, else from its summary's filesystem, else "?"."""
     servers = {}
     mservers = m.get("servers") if isinstance(m.get("servers"), dict) else {}
     for n in allnodes:
@@ -363,7 +357,60 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             servers[n] = L.server_of(n, c.nodes[n]["fs"])
         else:
             servers[n] = "?"
+    return servers
+
+
+def _server_list(m, allnodes, servers):
+    """The report's "servers": each server's nodes, folded, and its preparer."""
     preparers = m.get("preparers") if isinstance(m.get("preparers"), dict) else {}
+    server_list = []
+    by_server = {}
+    for n in allnodes:
+        by_server.setdefault(servers[n], []).append(n)
+    for s in sorted(by_server, key=L.natural_key):
+        server_list.append({"server": s, "nodes": nodeset_fold(by_server[s]),
+                            "count": len(by_server[s]), "preparer": preparers.get(s)})
+    return server_list
+
+
+def _test_add(tests, g, pr):
+    """A part's report counted in its test and repetition: time summed, complete or not."""
+    t = tests.setdefault((g.test, g.rep), {"test": g.test, "repetition": g.rep,
+                                           "parts": [], "result_s": 0.0,
+                                           "complete": True})
+    t["parts"].append(pr["part"])
+    if pr["cluster_time_s"] is None:
+        t["result_s"] = None
+    elif t["result_s"] is not None:
+        t["result_s"] += pr["cluster_time_s"]
+    if pr["nodes_failed"] or pr["nodes_missing"]:
+        t["complete"] = False
+
+
+def _clock_out(c, m, parts_out, unsynced, start_verdict, offsets, no_offset):
+    """The report's "clock": NTP state of the nodes, the start verdict, the offsets."""
+    return {
+        "unsynchronized_nodes": unsynced,
+        "unknown_nodes": sorted([n for n, f in c.nodes.items() if not f["ntp_known"]],
+                                key=L.natural_key),
+        "start_spread_max_s": max((p["start"]["spread_s"] for p in parts_out
+                                   if p["start"]["spread_s"] is not None), default=None),
+        "start_synchronized": {"held": True, "NOT held": False}.get(start_verdict),
+        "start_verdict": start_verdict,
+        "limit_s": START_SYNC_LIMIT_S,
+        "offsets": _offsets_out(m, offsets, no_offset),
+    }
+
+
+def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=False,
+                 source=None):
+    m = c.manifest or {}
+    expected, expected_from = _expected(c, m, expect)
+    expected_set = set(expected)
+    seen = set(c.nodes)
+    unexpected = sorted(seen - expected_set, key=L.natural_key)
+    allnodes = sorted(expected_set | seen, key=L.natural_key)
+    servers = _servers(c, m, allnodes)
 
     offsets, no_offset = V.node_offsets(m, c.nodes)
     parts_out = []
@@ -380,16 +427,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         missing_nodes.update(pr["missing"])
         if pr["start_synchronized"] is False:
             bad_sync.append(pr)
-        t = tests.setdefault((g.test, g.rep), {"test": g.test, "repetition": g.rep,
-                                               "parts": [], "result_s": 0.0,
-                                               "complete": True})
-        t["parts"].append(pr["part"])
-        if pr["cluster_time_s"] is None:
-            t["result_s"] = None
-        elif t["result_s"] is not None:
-            t["result_s"] += pr["cluster_time_s"]
-        if pr["nodes_failed"] or pr["nodes_missing"]:
-            t["complete"] = False
+        _test_add(tests, g, pr)
     # Whole-node failures without any part (summary of a node that ran nothing).
     for (test, rep, part), errs in c.test_errors.items():
         if test is None:
@@ -397,13 +435,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     tests_out = sorted(tests.values(), key=lambda t: (t["repetition"], _test_order(t["test"])))
 
     unsynced = sorted([n for n, f in c.nodes.items() if not f["ntp"]], key=L.natural_key)
-    server_list = []
-    by_server = {}
-    for n in allnodes:
-        by_server.setdefault(servers[n], []).append(n)
-    for s in sorted(by_server, key=L.natural_key):
-        server_list.append({"server": s, "nodes": nodeset_fold(by_server[s]),
-                            "count": len(by_server[s]), "preparer": preparers.get(s)})
+    server_list = _server_list(m, allnodes, servers)
 
     regressions = []
     if baseline is not None:
@@ -437,17 +469,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             "unexpected": unexpected,
         },
         "servers": server_list,
-        "clock": {
-            "unsynchronized_nodes": unsynced,
-            "unknown_nodes": sorted([n for n, f in c.nodes.items() if not f["ntp_known"]],
-                                    key=L.natural_key),
-            "start_spread_max_s": max((p["start"]["spread_s"] for p in parts_out
-                                       if p["start"]["spread_s"] is not None), default=None),
-            "start_synchronized": {"held": True, "NOT held": False}.get(start_verdict),
-            "start_verdict": start_verdict,
-            "limit_s": START_SYNC_LIMIT_S,
-            "offsets": _offsets_out(m, offsets, no_offset),
-        },
+        "clock": _clock_out(c, m, parts_out, unsynced, start_verdict, offsets, no_offset),
         "warnings": _fold_warnings(c.warnings),
         "launcher_build": m.get("launcher_build") if isinstance(m.get("launcher_build"), str)
         else None,

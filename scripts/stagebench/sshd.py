@@ -13,24 +13,13 @@ import subprocess
 import time
 
 from . import files as F
+from . import procs as P
 
 
 def processes_mentioning(text):
     """Pids of live processes whose command line contains text."""
-    out = []
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % e, "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-            with open("/proc/%s/stat" % e) as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if text in cmd and state != "Z":
-            out.append(int(e))
-    return out
+    return [pid for pid, cmd in P.live_others("cmdline")
+            if text in cmd.replace(b"\0", b" ").decode("utf-8", "replace")]
 
 
 def _run(cmd, timeout=60):

@@ -287,13 +287,18 @@ def _int(obj, key, where, required=True):
     return v
 
 
-def _str(obj, key, where, required=True):
+def _typed(obj, key, where, required, kind, what):
+    """The field of type kind, None when missing and not required; Bad saying what it is not."""
     v = _field(obj, key, where, required)
     if v is _MISSING:
         return None
-    if not isinstance(v, str):
-        raise Bad("field %s%s is not a string" % (where, key))
+    if not isinstance(v, kind):
+        raise Bad("field %s%s is not %s" % (where, key, what))
     return v
+
+
+def _str(obj, key, where, required=True):
+    return _typed(obj, key, where, required, str, "a string")
 
 
 def _list(obj, key, where, required=True):
@@ -437,12 +442,7 @@ def _strings(obj, key, where):
 
 
 def _bool(obj, key, where):
-    v = _field(obj, key, where, False)
-    if v is _MISSING:
-        return None
-    if not isinstance(v, bool):
-        raise Bad("field %s%s is not true or false" % (where, key))
-    return v
+    return _typed(obj, key, where, False, bool, "true or false")
 
 
 def _part_v2(p, part, where):

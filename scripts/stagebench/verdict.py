@@ -113,6 +113,36 @@ def _cross(rows, pick_hi, pick_lo):
     return best
 
 
+def _start_row(n, e, rr, off, limit, out):
+    """Node n's release in the part: its own spread, its clock step and, with its offset off,
+    its release range (lo, hi, io_lo, io_hi) in true ns; a release later than limit is in out."""
+    lo, hi = rr[0], rr[1]
+    part_step = e.get("clock_step_s") or 0.0
+    total = e.get("clock_step_total_s") or 0.0
+    step = part_step if abs(part_step) >= abs(total) else total
+    # The steps known to have come before this release (an earlier part's, and this
+    # part's when the node saw it in the wait) moved the node's clock after its offset was
+    # measured: its offset at the release is the measured one plus them. A step during
+    # the part itself came after the release and changes nothing of the start.
+    before = total - (0.0 if e.get("step_in_wait") else part_step)
+    if (e.get("late_by_s") or 0.0) >= limit:
+        out.append({"node": n, "by_s": e["late_by_s"],
+                    "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
+    row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
+    if off is not None:
+        # true instants in s, relative to the earliest own instant of the part: offsets
+        # are subtracted in integer ns, so no precision is lost to epoch-sized floats
+        o = int(round((off["offset_s"] + before) * 1e9))
+        # drift that the recorded steps explain widens nothing
+        drift = min(abs(off["drift_s"]), abs(off["drift_s"] - total))
+        row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"] + before,
+                   u=off["uncertainty_s"] + drift)
+        io = e.get("io_ns")
+        if io is not None:
+            row.update(io_lo=io[0] - o, io_hi=io[1] - o)
+    return row
+
+
 def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
     """The start verdict of one part: entries {node: entry} of the nodes that ran it.
 
@@ -122,39 +152,14 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
     nodes that do not record steps)."""
     rows, no_offset, old, out = [], [], [], []
     for n in sorted(entries, key=L.natural_key):
-        e = entries[n]
-        rr = _release_range(e)
+        rr = _release_range(entries[n])
         if rr is None:
             continue
-        lo, hi, exact = rr
-        if not exact:
+        if not rr[2]:
             old.append(n)
-        part_step = e.get("clock_step_s") or 0.0
-        total = e.get("clock_step_total_s") or 0.0
-        step = part_step if abs(part_step) >= abs(total) else total
-        # The steps known to have come before this release (an earlier part's, and this
-        # part's when the node saw it in the wait) moved the node's clock after its offset was
-        # measured: its offset at the release is the measured one plus them. A step during
-        # the part itself came after the release and changes nothing of the start.
-        before = total - (0.0 if e.get("step_in_wait") else part_step)
-        if (e.get("late_by_s") or 0.0) >= limit:
-            out.append({"node": n, "by_s": e["late_by_s"],
-                        "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
-        row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
-        off = offsets.get(n)
-        if off is None:
+        row = _start_row(n, entries[n], rr, offsets.get(n), limit, out)
+        if "lo" not in row:
             no_offset.append(n)
-        else:
-            # true instants in s, relative to the earliest own instant of the part: offsets
-            # are subtracted in integer ns, so no precision is lost to epoch-sized floats
-            o = int(round((off["offset_s"] + before) * 1e9))
-            # drift that the recorded steps explain widens nothing
-            drift = min(abs(off["drift_s"]), abs(off["drift_s"] - total))
-            row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"] + before,
-                       u=off["uncertainty_s"] + drift)
-            io = e.get("io_ns")
-            if io is not None:
-                row.update(io_lo=io[0] - o, io_hi=io[1] - o)
         rows.append(row)
     if rows and any("lo" in r for r in rows):
         base = min(r["lo"] for r in rows if "lo" in r)

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a subcommand on this node resolves from its options, and the set-up steps the
+ * subcommands share. Each step returns OUTCOME_OK or an outcome with one line in why.
+ */
+#ifndef STAGEBENCH_CMDENV_H
+#define STAGEBENCH_CMDENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver/arm.h"
+#include "driver/inventory.h"
+#include "driver/options.h"
+#include "driver/outcome.h"
+#include "driver/plan.h"
+#include "driver/result.h"
+#include "driver/schedule.h"
+#include "platform/topo.h"
+
+/* Everything a command on this node needs, resolved from the options. */
+struct cmdenv {
+	struct options o;
+	struct plan plan;
+	struct topo *topo;
+	int dirfd;
+	struct node_result res;
+	struct arm arm;		       /* --detach */
+	double schedule[SCHEDULE_MAX]; /* --schedule */
+};
+
+/* This node's name (--node or the host name, checked) and run tag into e->res. */
+enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen);
+
+/* The machine's topology opened and the thread plan of --threads/--cpus built. */
+enum outcome cmdenv_threads(struct cmdenv *e, char *why, size_t whylen);
+
+/* --dir: given, a real directory (not a symlink to nowhere), and, when writing, writable. */
+enum outcome cmdenv_dir(struct cmdenv *e, bool writing, char *why, size_t whylen);
+
+/* The clock's NTP state into e->res. */
+void cmdenv_clock(struct cmdenv *e);
+
+/* Space and inodes the command will need in --dir, counted before anything is written. */
+void cmdenv_needs(struct cmdenv *e, uint64_t *bytes, uint64_t *inodes);
+
+/* The dry run of run and prepare: the plan and what it would need, on stdout. */
+void cmdenv_dry_run(struct cmdenv *e);
+
+/* Leftovers said as warnings; enough space and inodes in --dir for the plan, or why not. */
+enum outcome cmdenv_preflight(struct cmdenv *e, char *why, size_t whylen);
+
+/* What was acquired released; the outcome mapped to the exit code. */
+int cmdenv_finish(struct cmdenv *e, enum outcome out);
+
+/* Print one line, map the outcome, release what was acquired. */
+int cmdenv_fail(struct cmdenv *e, enum outcome out, const char *why);
+
+/* The inventory_dir_hooks of info and check: --dir opened in the child, and its release. */
+enum outcome cmdenv_check_dir(void *ctx, int *dirfd, char *why, size_t whylen);
+void cmdenv_child_release(void *ctx);
+
+#endif
