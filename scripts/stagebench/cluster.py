@@ -80,7 +80,13 @@ def parse_args(argv):
                    help="the working directory on each node's /stage server (default: the "
                         "nodes' $STAGEBENCH_DIR)")
     g.add_argument("--fanout", type=int, metavar="N",
-                   help="connections at once (default: every node, so all start together)")
+                   help="connections at once (default: 64; clush and pdsh over ssh arm "
+                        "the nodes, so any fan-out works; srun and --exec hold every node "
+                        "for a part: a value below the node count is refused)")
+    g.add_argument("--topology", metavar="FILE",
+                   help="clush: ClusterShell's tree mode, every round relayed by the "
+                        "gateways of this topology.conf (clush --topology); needs --gather "
+                        "shared; the clock offsets come from the info round")
     g.add_argument("--launcher-option", action="append", default=[], metavar="ARG",
                    help="an extra argument for clush, pdsh or srun (repeatable)")
     g.add_argument("--timeout", default="3600", metavar="SECONDS",
@@ -89,6 +95,10 @@ def parse_args(argv):
                    help="time limit of a prepare round (default: 14400)")
     g.add_argument("--info-timeout", default="120", metavar="SECONDS",
                    help="time limit of the info round (default: 120)")
+    g.add_argument("--interval", metavar="SECONDS",
+                   help="arm each test's parts in one round (clush and pdsh over ssh), part "
+                        "k starting at T + k x SECONDS (default: each part armed on its own, "
+                        "once the one before ended)")
     g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
                    help="least time from launch to start (default and minimum: 3; raised to "
                         "cover twice the launch time measured)")

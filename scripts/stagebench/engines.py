@@ -229,7 +229,8 @@ class TaskRound:
             handler = Handler(self.res, self._logs[0], self._logs[1], self._talk)
             ns = NodeSet.fromlist(nodes)
             if copy is not None:
-                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout)
+                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout,
+                                    tree=False)
             elif engine.exec_mode:
                 from ClusterShell.Worker.Exec import ExecWorker
                 worker = ExecWorker(nodes=ns, handler=handler, timeout=timeout, stderr=True,
@@ -238,8 +239,13 @@ class TaskRound:
                     worker.set_write_eof()
                 task.schedule(worker)
             else:
+                # tree mode (through gateways) only with --topology: a topology.conf of the
+                # site is not applied behind the user's back
+                tree = engine.topology is not None
+                if tree:
+                    task.topology = engine.topology
                 worker = task.shell(command, nodes=ns, handler=handler, timeout=timeout,
-                                    stderr=True, stdin=stdin)
+                                    stderr=True, stdin=stdin, tree=tree)
             self.task, self.worker = task, worker
             if stdin:
                 self.port = task.port(handler=Port(self), autoclose=True)
@@ -290,8 +296,14 @@ class ClushEngine(Engine):
     package = "clustershell"
     can_talk = True  # a round can converse with each node over its stdin (clocksync)
 
-    def __init__(self, exec_mode, options, fanout):
+    def __init__(self, exec_mode, options, fanout, topology=None):
         Engine.__init__(self, "clush", exec_mode, options, fanout)
+        self.topology_file = topology
+        self.topology = load_topology(topology) if topology else None
+        if self.topology is not None:
+            # through gateways a node's output is relayed, not a conversation with this
+            # process: the clock offsets come from the info round (one-shot)
+            self.can_talk = False
         self.info = {}
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()
@@ -323,6 +335,8 @@ class ClushEngine(Engine):
     def describe(self, nodes_file, nodes, args, timeout):
         """The clush command line that does what a round does (dry run, --verbose)."""
         cmd = ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f", self.fan(nodes)]
+        if self.topology_file:
+            cmd += ["--topology", self.topology_file]
         if self.exec_mode:
             cmd += ["-R", "exec"]
         if timeout:
@@ -341,10 +355,11 @@ class ClushEngine(Engine):
 class ProcessRound:
     """A round run by a command (pdsh, srun, rpdcp) whose output goes to log files."""
 
-    def __init__(self, engine, cmd, nodes, logbase):
+    def __init__(self, engine, cmd, nodes, logbase, name=None):
         self.engine = engine
         self.nodes = nodes
         self.logbase = logbase
+        self.name = name
         with open_new(logbase + ".out", binary=True) as fo, \
                 open_new(logbase + ".err", binary=True) as fe:
             try:
@@ -365,16 +380,13 @@ class ProcessRound:
             self.proc.wait()
 
     def signal(self, sig):
-        """srun forwards SIGTERM to every task; one SIGINT only makes it print the tasks'
-        state, two within a second are forwarded. pdsh in exec mode: the node processes."""
+        """srun: exactly one signal to every task, through `scancel --signal=SIG JOB.STEP` (the
+        step found by the round's unique name); srun's own forwarding is no use (a SIGINT only
+        prints the tasks' state, two abort the step and SIGKILL the tasks ~5 ms later, a SIGTERM
+        kills them at once), so a node could lose its summary. pdsh in exec mode: the node
+        processes."""
         if self.engine.name == "srun":
-            try:
-                os.kill(self.proc.pid, sig)
-                if sig == signal.SIGINT:
-                    time.sleep(0.2)
-                    os.kill(self.proc.pid, sig)
-            except OSError:
-                pass
+            self.engine.signal_step(self.name, sig, lambda: self.proc.poll() is not None)
         else:
             procs.signal_pids(procs.descendants(exclude=(self.proc.pid,)), sig)
 
@@ -397,8 +409,9 @@ class BroadcastTalkRound(ProcessRound):
 
     ANSWER_WAIT_S = 5.0
 
-    def __init__(self, engine, cmd, nodes, logbase, talk, timeout):
+    def __init__(self, engine, cmd, nodes, logbase, talk, timeout, name=None):
         self.engine, self.nodes, self.logbase, self.talk = engine, nodes, logbase, talk
+        self.name = name
         self._lines = []
         self._cond = threading.Condition()
         with open_new(logbase + ".err", binary=True) as fe:
@@ -473,13 +486,16 @@ class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
     def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+        name = self.round_name()
+        cmd = self.command(nodes_file, nodes, args, timeout, name)
         if talk is not None and self.can_talk:
-            return BroadcastTalkRound(self, self.command(nodes_file, nodes, args, timeout),
-                                      nodes, logbase, talk, timeout)
+            return BroadcastTalkRound(self, cmd, nodes, logbase, talk, timeout, name)
         if stdin or talk is not None:
             raise UsageError("%s cannot write to a node's stdin" % self.name)
-        return ProcessRound(self, self.command(nodes_file, nodes, args, timeout), nodes,
-                            logbase)
+        return ProcessRound(self, cmd, nodes, logbase, name)
+
+    def round_name(self):
+        return None
 
     def describe(self, nodes_file, nodes, args, timeout):
         return self.command(nodes_file, nodes, args, timeout)
@@ -524,7 +540,7 @@ class PdshEngine(CommandEngine):
             return [_exec_arg(a, braced=False) for a in args]
         return [shell_line(args)]
 
-    def command(self, nodes_file, nodes, args, timeout):
+    def command(self, nodes_file, nodes, args, timeout, name=None):
         cmd = ["pdsh", "-b", "-w", "^" + nodes_file, "-f", self.fan(nodes),
                "-R", "exec" if self.exec_mode else "ssh"]
         if timeout:
@@ -561,16 +577,60 @@ class SrunEngine(CommandEngine):
 
     def __init__(self, exec_mode, options, fanout):
         CommandEngine.__init__(self, "srun", exec_mode, options, fanout)
+        self.token = "%d-%s" % (os.getpid(), os.urandom(4).hex())
+        self.rounds = 0
+        self.alloc = allocation_cpus(os.environ)
 
-    def command(self, nodes_file, nodes, args, timeout):
+    def round_name(self):
+        """A name no other step has: the step to signal is found by it (squeue -s)."""
+        self.rounds += 1
+        return "stagebench-%s-%d" % (self.token, self.rounds)
+
+    def command(self, nodes_file, nodes, args, timeout, name=None):
         n = len(nodes)
         cmd = ["srun", "--nodes=%d" % n, "--ntasks=%d" % n, "--ntasks-per-node=1",
                "--nodelist=%s" % nodes_file, "--kill-on-bad-exit=0", "--label",
                "--cpu-bind=none"]
-        cpt = os.environ.get("SLURM_CPUS_ON_NODE", "")
-        if cpt.isdigit():
-            cmd.append("--cpus-per-task=%s" % cpt)
+        if name is not None:
+            cmd.append("--job-name=%s" % name)
+        # Within an allocation a step gets every CPU the allocation holds on each of its
+        # nodes; --cpus-per-task, one number for every node, only where they all hold the
+        # same count (the batch host's count on a node with fewer CPUs is refused whole:
+        # "Requested node configuration is not available").
+        counts = set(self.alloc.get(x) for x in nodes)
+        if len(counts) == 1 and None not in counts:
+            cmd.append("--cpus-per-task=%d" % counts.pop())
         return cmd + self.options + list(args)  # srun runs an argv on the node, no shell
+
+    def signal_step(self, name, sig, ended, wait_s=10.0):
+        """`scancel --signal=SIG` to the step named name, found with squeue (it may not be
+        listed yet just after srun started it: tried again until wait_s or ended())."""
+        signame = signal.Signals(sig).name[3:]
+        end = time.monotonic() + wait_s
+        while time.monotonic() < end and not ended():
+            steps = self.steps_named(name)
+            if steps:
+                for step in steps:
+                    try:
+                        subprocess.call(["scancel", "--signal=%s" % signame, step],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, timeout=30)
+                    except (OSError, subprocess.TimeoutExpired):
+                        pass
+                return True
+            time.sleep(0.2)
+        return False
+
+    @staticmethod
+    def steps_named(name):
+        try:
+            out = subprocess.check_output(["squeue", "-h", "-s", "--name=%s" % name, "-o",
+                                           "%i"], stdin=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return []
+        return [w for w in out.decode("ascii", "replace").split()
+                if re.match(r"^\d+(_\d+)?\.\d+$", w)]
 
     def label_of(self, label, nodes):
         """srun labels lines with task numbers: one task per node, in the list's order."""
@@ -586,6 +646,50 @@ class SrunEngine(CommandEngine):
         return False
 
 
-def make(name, exec_mode, options, fanout):
-    cls = {"clush": ClushEngine, "pdsh": PdshEngine, "srun": SrunEngine}[name]
+def allocation_cpus(environ):
+    """{node: CPUs the Slurm allocation holds on it} from SLURM_JOB_NODELIST and
+    SLURM_JOB_CPUS_PER_NODE ("2,1" or "2(x3),1"), {} outside an allocation or when they
+    do not agree."""
+    from .nodes import nodeset_expand
+    nodes_text = environ.get("SLURM_JOB_NODELIST", "")
+    counts_text = environ.get("SLURM_JOB_CPUS_PER_NODE", "")
+    if not nodes_text or not counts_text:
+        return {}
+    counts = []
+    for item in counts_text.split(","):
+        m = re.match(r"^(\d+)(?:\(x(\d+)\))?$", item.strip())
+        if not m:
+            return {}
+        counts += [int(m.group(1))] * int(m.group(2) or 1)
+    try:
+        nodes = nodeset_expand(nodes_text)
+    except UsageError:
+        return {}
+    if len(nodes) != len(counts):
+        return {}
+    return dict(zip(nodes, counts))
+
+
+def load_topology(path):
+    """ClusterShell's propagation tree (tree mode: commands relayed by gateways) from a
+    topology.conf, rooted at this host as clush roots it; UsageError saying why not."""
+    from ClusterShell.Topology import TopologyError, TopologyParser
+    import socket
+    if not os.path.isfile(path):
+        raise UsageError("--topology '%s': no such file" % path)
+    host = socket.gethostname().split(".")[0]
+    try:
+        return TopologyParser(path).tree(host)
+    except (TopologyError, ValueError, KeyError) as e:
+        raise UsageError("--topology '%s': %s (this host, the tree's root, is '%s')"
+                         % (path, safe_text(str(e) or type(e).__name__), host))
+    except Exception as e:  # ConfigParser's and NodeSet's errors have no common base
+        raise UsageError("--topology '%s': %s: %s" % (path, type(e).__name__,
+                                                      safe_text(str(e))))
+
+
+def make(name, exec_mode, options, fanout, topology=None):
+    if name == "clush":
+        return ClushEngine(exec_mode, options, fanout, topology)
+    cls = {"pdsh": PdshEngine, "srun": SrunEngine}[name]
     return cls(exec_mode, options, fanout)

@@ -4,8 +4,10 @@ prepare and run rounds of every repetition, the manifest, and stopping every nod
 on a signal. Rounds go through an engine (engines.py); files through files.py."""
 import binascii
 import json
+import math
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -18,7 +20,7 @@ from . import common as L
 from . import files as F
 from . import procs as P
 from . import report as R
-from .engines import NODE, make as make_engine
+from .engines import NODE, Outcome, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
 
 MIN_LEAD_S = 3.0
@@ -49,6 +51,18 @@ SH_RUN = (SH_NAME + '; r=$1; s=$2; p=$3; shift 3; ' + SH_CHECK + '; ' + SH_START
           'rm -f -- "$p/$n.pid" && t=$(st $$) && (set -C; echo "$$ $t" >"$p/$n.pid") || exit 3; '
           'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
           'exec "$@" --node "$n" --out "$o"')
+# arm: the scratch directory made or checked as for run, then --detach into the state
+# directory $p/$4.NODE (stagebench makes it, mode 0700, and refuses one that exists)
+SH_ARM = (SH_NAME + '; r=$1; s=$2; p=$3; a=$4; shift 4; ' + SH_CHECK + '; '
+          'mkdir -p -- "${p%/*}"; mkdir -m 0700 -- "$p" 2>/dev/null || ck "$p" || { echo '
+          '"stagebench-cluster: error: node-local scratch $p is not a private directory of '
+          'this user (mode 0700, not a link): refused" >&2; exit 3; }; '
+          'if [ -n "$r" ]; then o="$r/$n.$s"; else o="$p/$s"; fi; '
+          'exec "$@" --node "$n" --out "$o" --detach "$p/$a.$n"')
+# an armed part's state directory is $1.NODE: `$2 $3 STATE_DIR ARGS...` (status, stop), or
+# the tail of its log (no $2)
+SH_ATSTATE = (SH_NAME + '; d="$1.$n"; if [ $# -eq 1 ]; then exec tail -n 20 -- "$d/log"; fi; '
+              'b=$2; c=$3; shift 3; exec "$b" "$c" "$d" "$@"')
 # stop: $1 scratch dir, $2 signal name. Only the process the pid file names, when it is still
 # that process (same start time) and a stagebench run of this launcher (--start-at in its
 # command line), in a scratch directory that is ours.
@@ -58,8 +72,14 @@ SH_STOP = (SH_NAME + '; p=$1; ' + SH_CHECK + '; ' + SH_START + '; '
            '[ -n "$t" ] && [ "$(st "$k")" = "$t" ] && '
            'tr "\\000" "\\n" <"/proc/$k/cmdline" | grep -qx -e --start-at && '
            'kill -s "$2" "$k" 2>/dev/null; exit 0')
+# scratch removal: this node's armed state directories (a directory, not a link), its pid
+# file and the summaries, then the directory once empty
 SH_SCRATCH_RM = (SH_NAME + '; p=$1; ' + SH_CHECK + '; ck "$p" || exit 0; '
+                 'for d in "$p"/arm-*."$n"; do [ -d "$d" ] && [ ! -L "$d" ] && '
+                 'rm -f -- "$d/state" "$d/log" && rmdir -- "$d"; done; '
                  'rm -f -- "$p/$n.pid" "$p"/*.json; rmdir -- "$p" 2>/dev/null; exit 0')
+DEFAULT_FANOUT = 64  # ClusterShell's: connections at once in an armed run
+FINAL = ("done", "failed", "interrupted", "lost")
 
 RUN_FLAGS = ("verify", "fsync", "keep", "require_ntp", "late_ok")
 RUN_VALUES = ("threads", "cpus", "xfer", "seed", "count", "chunk", "passes")
@@ -88,6 +108,34 @@ def parse_infos(res):
             if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
                 infos[node] = info
     return infos
+
+
+def parse_state(o):
+    """A node's `stagebench status --format json` object from its outcome, or None."""
+    text = "\n".join(o.out).strip()
+    try:
+        st = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if isinstance(st, dict) and st.get("schema") == "stagebench.state/1":
+        return st
+    return None
+
+
+def slurm_node_cpus(nodes):
+    """{node: the CPUs Slurm counts on it} (`scontrol show node -o`), {} when unknown."""
+    if not nodes:
+        return {}
+    try:
+        rc, out, _err = P.run_capture(["scontrol", "show", "node", "-o", ",".join(nodes)], 30)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    cpus = {}
+    for line in out.splitlines() if rc == 0 else []:
+        m = re.search(r"\bNodeName=(\S+).*\bCPUTot=(\d+)", line)
+        if m:
+            cpus[m.group(1)] = int(m.group(2))
+    return cpus
 
 
 def local_build(binary):
@@ -139,6 +187,9 @@ class Launcher:
         self.min_lead = L.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600)
         self.lead = self.min_lead
         self.max_offset = L.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
+        self.interval = 0.0
+        if a.interval is not None:
+            self.interval = L.parse_seconds(a.interval, "--interval", 1, 86400)
         self.server_drop = None
         if a.server_drop is not None:
             try:
@@ -205,7 +256,33 @@ class Launcher:
         # see it, the node refuses it: SH_RUN)
         self.scratch = os.path.join(a.scratch, "stagebench-%s-%s" % (
             self.run_id, binascii.hexlify(os.urandom(8)).decode()))
-        self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout)
+        if a.topology is not None:
+            if a.launcher != "clush" or a.exec_mode:
+                raise L.UsageError("--topology (ClusterShell's tree mode, through gateways) "
+                                   "works with clush over ssh, not %s"
+                                   % ("--exec" if a.exec_mode else a.launcher))
+            if gather == "rcopy":
+                raise L.UsageError("--topology: the summaries are not copied back through "
+                                   "gateways: give --gather shared (a results directory "
+                                   "every node can write)")
+        self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout,
+                                  topology=a.topology)
+        # clush and pdsh over ssh arm the nodes (a connection held for seconds, not for a
+        # part): a bounded fan-out works. srun and --exec hold every node's connection or
+        # process for the whole part: nodes past the first wave would start late.
+        self.armed = not a.exec_mode and a.launcher in ("clush", "pdsh")
+        self.arm_token = secrets.token_hex(8)
+        if self.interval and not self.armed:
+            raise L.UsageError("--interval arms a whole test in one round: clush or pdsh over "
+                               "ssh, not %s" % ("--exec" if a.exec_mode else a.launcher))
+        if self.armed:
+            self.engine.fanout = a.fanout or DEFAULT_FANOUT
+        elif a.fanout is not None and a.fanout < len(self.nodes):
+            raise L.UsageError(
+                "--fanout %d is below the %d nodes: %s holds a connection to every node for a "
+                "whole part, so the nodes past the first %d would start after the others "
+                "(only armed runs, clush or pdsh over ssh, take a bounded fan-out)"
+                % (a.fanout, len(self.nodes), "--exec" if a.exec_mode else a.launcher, a.fanout))
         if not a.dry_run:
             self.engine.check_installed()
         if gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and not F.which("rpdcp"):
@@ -324,6 +401,29 @@ class Launcher:
         shared = self.rundir if self.gather == "shared" else ""
         return ["sh", "-c", SH_RUN, "sh", shared, suffix, self.scratch, self.stagebench] + base
 
+    def state_name(self, part, rep):
+        """The state directory of an armed part, in the node-local scratch directory: a name
+        no other user can predict."""
+        return "arm-%s-%s.rep%d" % (self.arm_token, part, rep)
+
+    def arm_args(self, name, parts, rep, start_at, interval, sname=None, force=False):
+        """Arm parts (name: the test's when they are several) on a node: `stagebench run ...
+        --detach STATE_DIR`, which returns once every thread waits for start_at (or set-up
+        failed, with its error line); part k starts at start_at + k x interval."""
+        tests = self.catalogue.tests
+        names = [name] if name in tests and tests[name]["parts"] == parts else list(parts)
+        base = ["run"] + names + ["--start-at", "%.6f" % start_at, "--repetition", str(rep),
+                                  "--no-progress"]
+        if len(parts) > 1:
+            base += ["--interval", "%g" % interval]
+        base += self.run_options() + self.dir_opts()
+        if force:  # armed again: the first attempt's summary (interrupted) is replaced
+            base.append("--force")
+        suffix = "%s.rep%d.json" % (name, rep)
+        shared = self.rundir if self.gather == "shared" else ""
+        return ["sh", "-c", SH_ARM, "sh", shared, suffix, self.scratch,
+                sname or self.state_name(name, rep), self.stagebench] + base
+
     def clean_args(self, tests):
         return [self.stagebench, "clean"] + tests + ["--scale", self.args.scale] + \
             self.dir_opts()
@@ -431,6 +531,31 @@ class Launcher:
             return "interrupted", "interrupted (exit %d)%s" % (o.rc, ": " + e if e else "")
         return "failed", "exit %d: %s" % (o.rc, e or "no message")
 
+    def say_errors(self, res, limit):
+        """Why the nodes of a round failed, as they said it: each distinct first error line
+        once with the nodes that printed it (ten lines at most, the rest counted)."""
+        by = {}
+        for node in sorted(res, key=L.natural_key):
+            o = res[node]
+            status, error = self.classify(o, limit)
+            if status == "ok":
+                e = err_line(o.err) or ("printed nothing" if not o.out else None)
+                if e is None:
+                    continue
+                error = e
+            elif o.err and not o.timeout:
+                error = err_line(o.err)
+            by.setdefault(L.safe_text(error).replace("\n", " "), []).append(
+                self.ident.get(node, node))
+        items = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for text, nodes in items[:CLOCK_LINES]:
+            L.say("  %s: %s" % (nodeset_fold(nodes), text))
+        if len(items) > CLOCK_LINES:
+            rest = [n for _t, ns in items[CLOCK_LINES:] for n in ns]
+            L.say("  and %d more message%s, from %s (see the logs)"
+                  % (len(items) - CLOCK_LINES, "" if len(items) == CLOCK_LINES + 1 else "s",
+                     nodeset_fold(rest)))
+
     def record_failures(self, rnd, res, limit, summaries=None):
         """Record in the round every node that did not end well; limit says what its time
         limit was, for the message of a node that hung."""
@@ -471,6 +596,7 @@ class Launcher:
         rnd = {"kind": "info", "what": "the info round", "nodes": nodeset_fold(self.nodes),
                "duration_s": round(dt, 3)}
         infos = parse_infos(res)
+        self.info_res = res
         for node, info in infos.items():
             name = info.get("node")
             if L.node_name_ok(name) and name != node:
@@ -495,8 +621,40 @@ class Launcher:
                             {self.ident[n]: i for n, i in infos.items()})
         self.infos = infos
         self.launch_s = dt
+        # The lead: twice what a round at this fan-out took for these nodes, plus a second.
+        # An arm round costs what the info round did (one short connection a node, in
+        # ceil(nodes / fan-out) waves); each arm round's own duration raises it if longer.
         self.lead = max(self.min_lead, 2.0 * dt + 1.0)
+        self.manifest["launch"]["info_s"] = round(dt, 3)
         return rnd
+
+    def warn(self, text):
+        """A warning of the launcher: said now, and kept in the manifest for the report."""
+        L.say("warning: %s" % text)
+        self.manifest["warnings"].append(text)
+
+    def core_warnings(self):
+        """Nodes that will run fewer threads than they have cores: a cgroup or CPU affinity
+        lets their stagebench use fewer CPUs than the machine has (its info round says), or
+        the Slurm allocation holds fewer of a node's CPUs than Slurm counts on it (a
+        non-exclusive allocation)."""
+        few = {}
+        for n, info in sorted(self.infos.items(), key=lambda kv: L.natural_key(kv[0])):
+            topo = info.get("topology") if isinstance(info.get("topology"), dict) else {}
+            allowed, machine = topo.get("allowed_pus"), topo.get("machine_pus")
+            if isinstance(allowed, int) and isinstance(machine, int) and allowed < machine:
+                few.setdefault("may use %d of its %d CPUs (a cgroup or CPU affinity)"
+                               % (allowed, machine), []).append(self.ident[n])
+        alloc = getattr(self.engine, "alloc", None) or {}
+        total = slurm_node_cpus([n for n in self.nodes if n in alloc]) if alloc else {}
+        for n in self.nodes:
+            if n in alloc and n in total and alloc[n] < total[n]:
+                few.setdefault("the Slurm allocation holds %d of its %d CPUs (not exclusive: "
+                               "sbatch/salloc --exclusive)" % (alloc[n], total[n]),
+                               []).append(self.ident[n])
+        for why, nodes in sorted(few.items()):
+            self.warn("%s: %s: it runs fewer threads than it has cores"
+                      % (nodeset_fold(nodes), why))
 
     def clock_phase(self, which):
         """Measure the clock offset of every node still in the run ("start": before the first
@@ -646,7 +804,18 @@ class Launcher:
                     "no preparer succeeded"
         return errors
 
-    def run_phase(self, test, part, rep, unprepared):
+    def part_groups(self, test, parts):
+        """The parts of test armed together: all of them on the --interval grid, else one by
+        one (also test 3's with --server-drop, which runs before each part)."""
+        if self.interval and len(parts) > 1 and not (self.server_drop is not None and
+                                                      test == "3"):
+            return [list(parts)]
+        return [[p] for p in parts]
+
+    def run_phase(self, test, parts, rep, unprepared):
+        """Run parts (of test) on every usable node: one round a part, or armed (clush and
+        pdsh over ssh) one arm round for them all, part k starting at T + k x --interval.
+        Returns the run records, one a part."""
         nodes, skip = [], {}
         for n in self.nodes:
             if n in self.dead:
@@ -660,33 +829,195 @@ class Launcher:
                                                         unprepared[self.server_of[n]])))
             else:
                 nodes.append(n)
+        # the summaries' file name: the part's, or the test's when one arm round runs several
+        name = parts[0] if len(parts) == 1 else test
+        interval = self.interval if len(parts) > 1 else 0.0
         start_at = time.time() + self.lead
-        rnd = {"kind": "run", "what": "%s rep %d" % (part, rep), "test": test, "part": part,
-               "rep": rep, "start_at": round(start_at, 6), "lead_s": round(self.lead, 3),
-               "nodes": nodeset_fold(nodes), "count": len(nodes), "failed": dict(skip)}
-        self.manifest["rounds"].append(rnd)
+        rnds = []
+        for k, part in enumerate(parts):
+            rnd = {"kind": "run", "what": "%s rep %d" % (part, rep), "test": test, "part": part,
+                   "rep": rep, "start_at": round(start_at + k * interval, 6),
+                   "lead_s": round(self.lead, 3), "nodes": nodeset_fold(nodes),
+                   "count": len(nodes), "failed": dict(skip)}
+            if len(parts) > 1:
+                rnd["armed_with"] = parts
+                rnd["interval_s"] = interval
+            self.manifest["rounds"].append(rnd)
+            rnds.append(rnd)
         self.save_manifest()
         if not nodes:
-            return rnd
-        timeout = self.lead + self.timeout
-        res, dt = self.round("run-%s-rep%d" % (part, rep), nodes,
-                             self.run_args(part, rep, start_at), timeout)
-        rnd["duration_s"] = round(dt, 3)
+            return rnds
+        if self.armed:
+            res, dt = self.armed_run(rnds, name, parts, rep, nodes, start_at, interval)
+        else:
+            timeout = self.lead + self.timeout
+            res, dt = self.round("run-%s-rep%d" % (name, rep), nodes,
+                                 self.run_args(name, rep, start_at), timeout)
         if self.gather == "rcopy":
-            self.rcopy(nodes, part, rep)
-        suffix = ".%s.rep%d.json" % (part, rep)
+            self.rcopy(nodes, name, rep)
+        suffix = ".%s.rep%d.json" % (name, rep)
         arrived = {f[:-len(suffix)] for f in os.listdir(self.rundir) if f.endswith(suffix)}
-        fail = self.record_failures(rnd, res, "--timeout %g s after the start" % self.timeout,
-                                    summaries=arrived)
-        missed = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
-        ahead = self.clock_ahead(missed, fail)
-        missed = [n for n in missed if n not in ahead]
+        missed = set()
+        for rnd in rnds:
+            rnd["duration_s"] = round(dt, 3)
+            fail = self.record_failures(rnd, res, "--timeout %g s after the start"
+                                        % self.timeout, summaries=arrived)
+            lost = [n for n, f in fail.items() if "start time missed" in (f.get("error") or "")]
+            ahead = self.clock_ahead(lost, fail)
+            missed.update(n for n in lost if n not in ahead)
         if missed and self.lead < 600:
             self.lead = min(600.0, self.lead * 2)
             L.say("warning: %d node(s) missed the start of %s: lead raised to %.1f s"
-                  % (len(missed), part, self.lead))
+                  % (len(missed), parts[0], self.lead))
         self.save_manifest()
-        return rnd
+        return rnds
+
+    # -- armed parts: arm, wait, collect the status, stop on a signal
+
+    def armed_run(self, rnds, part, parts, rep, nodes, start_at, interval):
+        """Arm part on nodes for start_at (one short connection a node, at the fan-out), then
+        collect each node's status until it is final, stopping the nodes on a signal or past
+        --timeout. An arm round that ended after the start (the nodes' set-up took longer than
+        the lead: it is not in the info round) is done once more, every node, for a start a
+        new lead ahead, the nodes it did arm stopped first. Returns ({node: Outcome},
+        duration) as a run round would."""
+        t0 = time.time()
+        tag = "%s-rep%d" % (part, rep)
+        attempt = 1
+        while True:
+            sname = self.state_name(part, rep) + ("" if attempt == 1 else "-%d" % attempt)
+            sdir = self.scratch + "/" + sname
+            res, arm_dt = self.round("arm-" + tag, nodes,
+                                     self.arm_args(part, parts, rep, start_at, interval, sname,
+                                                   force=attempt > 1),
+                                     max(self.lead, 10.0), honour_stop=False)
+            for r in rnds:
+                r["arm_s"] = round(arm_dt, 3)
+            self.manifest["launch"]["arm_s"].append(round(arm_dt, 3))
+            late = time.time() > start_at
+            if late or 2.0 * arm_dt + 1.0 > self.lead:
+                self.lead = min(600.0, max(self.lead, 2.0 * arm_dt + 1.0))
+                L.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
+                    "warning: " if late else "", tag, arm_dt, self.lead))
+            missed = [n for n in nodes if "start time missed" in err_line(res[n].err)]
+            if attempt > 1 or not late or not missed or self.stop_signal:
+                break
+            armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout]
+            L.say("warning: %s: the arm round ended after the start (%d node%s missed it): "
+                  "arming every node again, %.1f s ahead" % (
+                      tag, len(missed), "" if len(missed) == 1 else "s", self.lead))
+            if armed:
+                self.round("stop-" + tag, armed,
+                           ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "stop",
+                            "--signal", "TERM", "--wait", "30"], 60, honour_stop=False)
+            start_at = time.time() + self.lead
+            for k, r in enumerate(rnds):
+                r["start_at"] = round(start_at + k * interval, 6)
+                r["lead_s"] = round(self.lead, 3)
+                r["armed_again"] = True
+            self.save_manifest()
+            attempt += 1
+        out = {}
+        pending = []
+        for n in nodes:
+            o = res[n]
+            if o.rc in (0, None) and not o.timeout:  # pdsh says nothing of an exit 0
+                pending.append(n)
+            else:
+                out[n] = o
+        if not pending:
+            L.say("error: %s: no node could be armed:" % tag)
+            self.say_errors(res, "the arm round's %g s" % max(self.lead, 10.0))
+        status_of = self.collect_status(tag, pending, sdir, start_at,
+                                        start_at + (len(parts) - 1) * interval)
+        for n in pending:
+            out[n] = self.outcome_of(status_of.get(n))
+        bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
+        if bad:  # their error lines, from the armed process's log
+            tails, _dt = self.round("log-" + tag, bad, ["sh", "-c", SH_ATSTATE, "sh", sdir],
+                                    60, honour_stop=False)
+            for n in bad:
+                lines = [ln for ln in tails[n].out if ln.strip()]
+                if lines:
+                    out[n].err = lines
+        return out, time.time() - t0
+
+    def collect_status(self, tag, pending, sdir, start_at, last_start):
+        """Poll `stagebench status` on the armed nodes until each is final: from the start,
+        then at a pace the status round's own duration sets (at least 1 s, at most 30 s apart
+        late in a long part). A signal stops them (`stagebench stop`, the same signal); past
+        --timeout after the start, SIGTERM. Returns {node: status object, or None}."""
+        got = {}
+        pending = list(pending)
+        stop_sent = None
+        unanswered = {}
+        next_poll = start_at + 0.5
+        deadline = last_start + self.timeout
+        polls = 0
+        while pending:
+            now = time.time()
+            sig = None
+            if self.stop_signal and stop_sent is None:
+                sig = "INT" if self.stop_signal == signal.SIGINT else "TERM"
+            elif now > deadline and stop_sent is None:
+                sig = "TERM"
+                L.say("warning: %s: %d node%s not done %g s after the start: stopping them"
+                      % (tag, len(pending), "" if len(pending) == 1 else "s", self.timeout))
+            if sig is not None:
+                stop_sent = sig
+                stop_at = time.time()
+                self.round("stop-" + tag, pending,
+                           ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "stop",
+                            "--signal", sig, "--wait", "30"], 60, honour_stop=False)
+                next_poll = 0.0
+            if time.time() < next_poll:
+                time.sleep(min(0.2, max(0.0, next_poll - time.time())))
+                continue
+            polls += 1
+            polled = list(pending)
+            res, pdt = self.round("status-%s-%d" % (tag, polls), pending,
+                                  ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench, "status",
+                                   "--format", "json"], 60,
+                                  honour_stop=False)
+            for n in list(pending):
+                st = parse_state(res[n])
+                if st is not None and st.get("status") in FINAL:
+                    got[n] = st
+                    pending.remove(n)
+                elif st is None:
+                    unanswered[n] = unanswered.get(n, 0) + 1
+                    if unanswered[n] >= 3 or stop_sent is not None and unanswered[n] >= 2:
+                        got[n] = {"status": "unanswered", "why": err_line(res[n].err),
+                                  "rc": res[n].rc}
+                        pending.remove(n)
+            if stop_sent is not None and pending and time.time() > stop_at + 90:
+                for n in pending:
+                    got[n] = None
+                break
+            # the next poll after twice what it should cost (the waves of the nodes still
+            # pending, at the fan-out), at least 1 s and at most 30 s apart
+            fan = int(self.engine.fan(polled))
+            est = pdt * math.ceil(len(pending) / float(fan)) / math.ceil(len(polled) /
+                                                                           float(fan))
+            next_poll = time.time() + max(1.0, min(30.0, 2.0 * est))
+        return got
+
+    def outcome_of(self, st):
+        """An Outcome from a node's final status (None: no final status in time)."""
+        o = Outcome()
+        if st is None:
+            o.timeout = True
+        elif st.get("status") == "unanswered":
+            o.rc = st.get("rc") if st.get("rc") not in (None, 0) else 255
+            o.err = [st.get("why") or "its status could not be read"]
+        elif st.get("status") == "lost":
+            o.rc = 1
+            o.err = ["stagebench: error: its stagebench ended without a final state (killed "
+                     "with SIGKILL, or the node rebooted)"]
+        else:
+            code = st.get("exit_code")
+            o.rc = code if isinstance(code, int) else 1
+        return o
 
     def clock_ahead(self, missed, fail):
         """Of the nodes that missed a start, those whose clock, measured ahead of this host by
@@ -828,20 +1159,32 @@ class Launcher:
                     show("rep %d: prepare %s (one node per server; %s)" % (
                         rep, test, "recreated" if d["recreate"] else "kept once made"),
                         prep_nodes, self.prepare_args(test), self.prepare_timeout)
-                for part in parts:
+                for group in self.part_groups(test, parts):
+                    part = group[0] if len(group) == 1 else test
                     if self.server_drop is not None and test == "3":
                         print("rep %d: before %s, on this host: %s" % (
                             rep, part, q(shlex.quote(w) for w in self.server_drop)))
                     print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is "
-                          "added to the time the round is launched)" % (
-                              rep, part, t, L.utc(t), self.lead))
-                    show("    run %s" % part, self.nodes, self.run_args(part, rep, t),
-                         self.lead + self.timeout)
+                          "added to the time the round is launched)%s" % (
+                              rep, group[0], t, L.utc(t), self.lead,
+                              "; then every %g s: %s" % (self.interval, " ".join(group[1:]))
+                              if len(group) > 1 else ""))
+                    if self.armed:
+                        sdir = self.scratch + "/" + self.state_name(part, rep)
+                        show("    arm %s (returns once the node waits for the start)" % part,
+                             self.nodes, self.arm_args(part, group, rep, t, self.interval),
+                             max(self.lead, 10.0))
+                        show("    then, from the start until every node is done: status",
+                             self.nodes, ["sh", "-c", SH_ATSTATE, "sh", sdir, self.stagebench,
+                                          "status", "--format", "json"], 60)
+                    else:
+                        show("    run %s" % part, self.nodes, self.run_args(part, rep, t),
+                             self.lead + self.timeout)
                     if self.gather == "rcopy":
                         src = os.path.join(self.scratch, "%s.rep%d.json" % (part, rep))
                         print("    copy back: %s" % q(shlex.quote(c) for c in e.describe_rcopy(
                             nf, src, os.path.join(self.rundir, "incoming"))))
-                    t += self.lead + 1
+                    t += self.lead + 1 + (len(group) - 1) * self.interval
         if self.args.clean:
             tests = [t for t, _p in self.plan if self.catalogue.tests[t]["replica"]]
             if tests:
@@ -872,7 +1215,11 @@ class Launcher:
             "schema": L.MANIFEST_SCHEMA, "version": self.catalogue.version, "run_id": self.run_id,
             "created_at": time.time(), "argv": sys.argv,
             "launcher": {"engine": self.engine.name, "exec": self.engine.exec_mode,
-                         "gather": self.gather, "fanout": a.fanout or len(self.nodes)},
+                         "gather": self.gather, "fanout": int(self.engine.fan(self.nodes)),
+                         "armed": self.armed},
+            "launch": {"fanout": int(self.engine.fan(self.nodes)),
+                       "waves": int(math.ceil(len(self.nodes) / float(self.engine.fan(
+                           self.nodes)))), "info_s": None, "arm_s": []},
             "run": {"tests": [t for t, _p in self.plan], "parts": [p for _t, ps in self.plan
                                                                    for p in ps],
                     "scale": a.scale, "repeat": a.repeat, "options": self.run_options()},
@@ -884,6 +1231,7 @@ class Launcher:
             "max_offset_s": self.max_offset, "require_sync": bool(a.require_sync),
             "server_drop": None if self.server_drop is None else {
                 "command": list(self.server_drop), "where": "launcher", "runs": []},
+            "warnings": [],
             "launcher_version": self.catalogue.version,
             "launcher_build": local_build(a.local_stagebench or F.find_sibling("stagebench")),
         }
@@ -891,8 +1239,12 @@ class Launcher:
         L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
                                                    "" if len(self.nodes) == 1 else "s",
                                                    self.rundir))
+        if self.engine.name == "srun" and not os.environ.get("SLURM_JOB_ID"):
+            self.warn("srun outside a Slurm allocation: every round is a job of its own, "
+                      "queued and allocated anew (run the launcher within salloc or sbatch)")
         self.info_phase()
         self.manifest["nodes"] = [self.ident[n] for n in self.nodes]
+        self.core_warnings()
         self.group_servers()
         usable = [n for n in self.nodes if n not in self.dead]
         L.say("info round: %d of %d node%s answered in %.2f s; %d server%s; lead %.1f s" % (
@@ -911,6 +1263,7 @@ class Launcher:
             self.save_manifest()
             L.say("error: no node answered the info round (see %s)"
                   % os.path.join(self.rundir, "logs"))
+            self.say_errors(self.info_res, "the info round's %g s" % self.info_timeout)
             return self.finish(L.EXIT_PRECONDITION)
         for rep in range(1, a.repeat + 1):
             for test, parts in self.plan:
@@ -925,15 +1278,16 @@ class Launcher:
                     for s, why in unprepared_of[test].items():
                         L.say("warning: %s rep %d: server %s: %s" % (test, rep, s, why))
                 unprepared = unprepared_of.get(test, {})
-                for part in parts:
+                for group in self.part_groups(test, parts):
                     if self.stop_signal:
                         break
                     if self.server_drop is not None and test == "3":
-                        self.server_drop_run(part, rep)
-                    rnd = self.run_phase(test, part, rep, unprepared)
-                    bad = len(rnd.get("failed") or {})
-                    L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
-                        part, rep, rnd["count"], "" if rnd["count"] == 1 else "s", bad))
+                        self.server_drop_run(group[0], rep)
+                    for rnd in self.run_phase(test, group, rep, unprepared):
+                        bad = len(rnd.get("failed") or {})
+                        L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
+                            rnd["part"], rep, rnd["count"], "" if rnd["count"] == 1 else "s",
+                            bad))
         if not self.stop_signal:
             self.clock_check(*self.clock_phase("end"), which="end")
         if a.clean and not self.stop_signal:

@@ -15,7 +15,9 @@ import io
 import json
 import multiprocessing
 import os
+import signal
 import statistics
+import threading
 import time
 
 from . import catalogue
@@ -66,10 +68,17 @@ def _workers(n):
     return min(cpus, 8)
 
 
+def _worker_signals():
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle
+
+
 def _iter_summaries(files):
     items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
     catalogue.load()  # once, before the workers are forked
-    nw = _workers(len(items))
+    # forked workers only from a process with one thread: a fork copies every lock another
+    # thread holds, held for ever in the child (the launcher's rounds run in threads)
+    nw = _workers(len(items)) if threading.active_count() == 1 else 1
     if nw == 1:
         for path, off in items:
             yield read_summary(path, off)
@@ -77,7 +86,17 @@ def _iter_summaries(files):
     size = max(8, min(256, len(items) // (nw * 8) or 1))
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing
-    with ctx.Pool(nw) as pool:
+    # The workers must end on the pool's SIGTERM, not run the handler of the process that
+    # forks them (the launcher's turns SIGTERM into "stop the nodes": a worker kept waiting
+    # and the launcher waited for it for ever): forked with SIGTERM at its default.
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
+    try:
+        pool = ctx.Pool(nw, initializer=_worker_signals)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, old)
+    with pool:
         for res in pool.imap(_read_chunk, chunks):
             for r in res:
                 yield r
@@ -438,6 +457,8 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "scale": mrun.get("scale") or next((f["scale"] for f in c.nodes.values()
                                             if f.get("scale")), None),
         "notes": [x for x in (m.get("notes") or []) if isinstance(x, str)],
+        "launcher_warnings": [L.safe_text(x) for x in (m.get("warnings") or [])
+                              if isinstance(x, str)][:50],
         "interrupted": m.get("interrupted"),
         "files": c.files,
         "nodes": {
@@ -806,6 +827,8 @@ def to_text(report):
                                       if s.get("preparer") else ""))
     for n in report.get("notes") or []:
         w("note: %s" % n)
+    for x in report.get("launcher_warnings") or []:
+        w("warning: %s" % x)
     if report.get("interrupted"):
         w("note: the launcher was interrupted (%s): later parts did not run"
           % report["interrupted"])

@@ -176,6 +176,14 @@ class EndToEnd(ct.TempDirCase):
         self.assertIn("127.0.0.1", list(man["servers"].values())[0])
         self.assertEqual(len(man["preparers"]), 1)
         check_offsets(self, man, nodes, "exchange")  # `stagebench clock` over ssh
+        # armed: the part's round is an arm round (seconds, finished before the start),
+        # then status rounds; no connection held for the part
+        self.assertTrue(man["launcher"]["armed"])
+        run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+        self.assertLess(run["arm_s"], run["lead_s"])
+        logs = os.listdir(os.path.join(rundir, "logs"))
+        self.assertTrue(any("-arm-1a-rep1." in f for f in logs), logs)
+        self.assertTrue(any("-status-1a-rep1-" in f for f in logs), logs)
         for n in nodes:
             s = ct.load(os.path.join(rundir, "%s.1a.rep1.json" % n))
             self.assertEqual(s["node"], n)
@@ -199,6 +207,118 @@ class EndToEnd(ct.TempDirCase):
         its ssh session sets, writing into the (shared) results directory."""
         man, rundir = self.ssh_run(["nodeA", "nodeB"], "ssh-shared", ["--gather", "shared"])
         self.assertEqual(man["launcher"]["gather"], "shared")
+
+    def test_bounded_fanout_over_ssh(self):
+        """--fanout 1 on two nodes: each is armed in its own wave, both before the start, and
+        both run the part (a connection held for the part would start the second late)."""
+        man, rundir = self.ssh_run(["nodeA", "nodeB"], "ssh-fan1",
+                                   ["--gather", "shared", "--fanout", "1"])
+        self.assertEqual((man["launcher"]["fanout"], man["launch"]["waves"]), (1, 2))
+        run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+        self.assertEqual(run.get("failed"), {})
+
+    def test_pdsh_armed_over_ssh(self):
+        """pdsh over ssh arms the nodes too (its ssh options from PDSH_SSH_ARGS_APPEND), with
+        a fan-out below the node count: both run the part."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        env = ct.env()
+        env["PDSH_SSH_ARGS_APPEND"] = "-F %s" % cfg
+        p = subprocess.run(ct.command("stagebench-cluster") + [
+            "-w", ",".join(nodes), "--launcher", "pdsh", "--fanout", "1",
+            "--stagebench", ct.BINARY, "--dir", os.path.join(STAGE, "server1"),
+            "--results", self.path("results"), "--run-id", "pdsh", "--gather", "shared",
+            "--scratch", self.path("scratch"), "--scale", "tiny", "null"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+            env=env, stdin=subprocess.DEVNULL, timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        rundir = self.path("results", "pdsh")
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        self.assertEqual((man["launcher"]["engine"], man["launcher"]["armed"],
+                          man["launcher"]["fanout"]), ("pdsh", True, 1))
+        for n in nodes:
+            self.assertEqual(ct.load(os.path.join(rundir, "%s.null.rep1.json" % n))["status"],
+                             "ok")
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
+    def test_slow_set_up_armed_again(self):
+        """Nodes whose set-up takes longer than the lead (a stagebench that sleeps 4 s before
+        arming, the lead 3 s): the arm round ends after the start, every node missed it, so
+        the part is armed once more with the lead raised by the arm round's duration, and
+        both nodes run it."""
+        slow = self.path("slow-stagebench")
+        with open(slow, "w") as f:
+            f.write('#!/bin/sh\ncase " $* " in *" --detach "*) sleep 4;; esac\n'
+                    'exec %s "$@"\n' % ct.BINARY)
+        os.chmod(slow, 0o755)
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", slow, "--local-stagebench", ct.BINARY,
+            "--dir", os.path.join(STAGE, "server1"), "--results", self.path("results"),
+            "--run-id", "slow", "--gather", "shared", "--scratch", self.path("scratch"),
+            "--scale", "tiny", "null"], timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        self.assertIn("the arm round ended after the start (2 nodes missed it): arming every "
+                      "node again", p.stderr)
+        rundir = self.path("results", "slow")
+        run = [r for r in ct.load(os.path.join(rundir, "manifest.json"))["rounds"]
+               if r["kind"] == "run"][0]
+        self.assertTrue(run["armed_again"])
+        self.assertEqual(run["failed"], {})
+        for n in nodes:
+            self.assertEqual(ct.load(os.path.join(rundir, "%s.null.rep1.json" % n))["status"],
+                             "ok")
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
+    def test_whole_test_armed_over_ssh(self):
+        """--interval 2: test 4's three parts armed in one round on each node (the part k at
+        T + 2k s), one summary a node with the three parts, each part's record at its
+        instant, and the report counts every part on both nodes."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", ct.BINARY, "--dir", os.path.join(STAGE, "server1"),
+            "--results", self.path("results"), "--run-id", "grid", "--gather", "shared",
+            "--scratch", self.path("scratch"), "--scale", "tiny", "--interval", "2", "4"],
+            timeout=180)
+        self.assertEqual(p.returncode, 0, "stdout:\n%s\nstderr:\n%s" % (p.stdout, p.stderr))
+        rundir = self.path("results", "grid")
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        runs = [r for r in man["rounds"] if r["kind"] == "run"]
+        self.assertEqual([r["part"] for r in runs], ["4a", "4b", "4c"])
+        self.assertEqual([round(r["start_at"] - runs[0]["start_at"], 3) for r in runs],
+                         [0.0, 2.0, 4.0])
+        logs = os.listdir(os.path.join(rundir, "logs"))
+        self.assertEqual(len([f for f in logs if "-arm-" in f and f.endswith(".nodes")]), 1,
+                         logs)
+        for n in nodes:
+            s = ct.load(os.path.join(rundir, "%s.4.rep1.json" % n))
+            self.assertEqual(s["status"], "ok")
+            self.assertEqual([q["part"] for q in s["tests"][0]["parts"]], ["4a", "4b", "4c"])
+        rep = ct.load(os.path.join(rundir, "report.json"))
+        self.assertEqual([q["nodes_ok"] for q in rep["parts"]], [2, 2, 2])
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
+    def test_not_found_reads_well(self):
+        """No node answers the info round because the binary is not on them: the launcher
+        prints each node's own error line, and the report claims nothing about their clocks."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        p = ct.run_script("stagebench-cluster", [
+            "-w", ",".join(nodes), "--launcher-option=-o", "--launcher-option=-F %s" % cfg,
+            "--stagebench", "/nonexistent/stagebench", "--results", self.path("results"),
+            "--run-id", "nf", "--scratch", self.path("scratch"), "--scale", "tiny", "null"],
+            timeout=120)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("no node answered the info round", p.stderr)
+        line = [ln for ln in p.stderr.splitlines() if "node[A-B]" in ln or "nodeA,nodeB" in ln]
+        self.assertTrue(line, p.stderr)
+        self.assertIn("exec: /nonexistent/stagebench: not found", line[0])
+        self.assertIn("nothing is known of the nodes' clocks", p.stdout)
+        self.assertNotIn("NTP-synchronized", p.stdout.replace("NTP synchronized", ""))
 
     def test_ctrl_c_over_ssh(self):
         """Ctrl-C while the remote node waits for its start: the launcher signals it through

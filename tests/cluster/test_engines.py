@@ -121,6 +121,34 @@ class Clush(EngineCase):
         for o in rnd.results().values():
             self.assertNotEqual(o.rc, 0)
 
+    def test_tree_mode_with_a_topology(self):
+        """--topology: the round's worker is ClusterShell's TreeWorker (through the gateway
+        the file names, here one that does not exist: every node fails); without it, a
+        direct worker even where a topology.conf would enable tree mode."""
+        import socket
+        E = engines()
+        topo = self.path("topology.conf")
+        with open(topo, "w") as f:
+            f.write("[routes]\n%s: nosuchgw\nnosuchgw: n[1-2]\n"
+                    % socket.gethostname().split(".")[0])
+        e = E.make("clush", False, ["-o", "-o BatchMode=yes -o ConnectTimeout=3"], None,
+                   topology=topo)
+        self.assertFalse(e.can_talk)
+        rnd = e.start(["n1", "n2"], ["true"], 20, self.logbase("tree"))
+        self.assertEqual(type(rnd.worker).__name__, "TreeWorker")
+        self.assertTrue(rnd.wait(60))
+        try:
+            res = rnd.results()
+        except Exception as err:  # ClusterShell could not reach the gateway: said so
+            self.assertIn("ClusterShell", str(err))
+        else:
+            self.assertTrue(all(o.rc not in (None, 0) or o.timeout for o in res.values()))
+        direct = E.make("clush", False, [], None).start(["n1"], ["true"], 20,
+                                                         self.logbase("direct"))
+        self.assertNotEqual(type(direct.worker).__name__, "TreeWorker")
+        direct.kill()
+        direct.results()
+
     def test_describe_is_the_clush_command(self):
         E = engines()
         cmd = self.engine().describe("NODES", ["n1", "n2"], ["stagebench", "info", E.NODE], 9)
@@ -205,6 +233,23 @@ class Srun(unittest.TestCase):
                                                                    ["stagebench", "info"], 10)
         self.assertEqual(cmd[:3], ["srun", "--nodes=2", "--ntasks=2"])
         self.assertEqual(cmd[-3:], ["--mpi=none", "stagebench", "info"])
+
+
+    def test_cpus_from_the_allocation(self):
+        """Per-node CPUs from SLURM_JOB_CPUS_PER_NODE, not the batch host's: --cpus-per-task
+        only where every node of the round holds the same count."""
+        E = engines()
+        env = {"SLURM_JOB_NODELIST": "n[1-3]", "SLURM_JOB_CPUS_PER_NODE": "2(x2),1"}
+        self.assertEqual(E.allocation_cpus(env), {"n1": 2, "n2": 2, "n3": 1})
+        self.assertEqual(E.allocation_cpus({"SLURM_JOB_NODELIST": "n[1-3]",
+                                            "SLURM_JOB_CPUS_PER_NODE": "2,1"}), {})
+        self.assertEqual(E.allocation_cpus({}), {})
+        e = E.make("srun", False, [], None)
+        e.alloc = E.allocation_cpus(env)
+        self.assertIn("--cpus-per-task=2", e.command("F", ["n1", "n2"], ["x"], 10, "nm"))
+        self.assertIn("--job-name=nm", e.command("F", ["n1", "n2"], ["x"], 10, "nm"))
+        cmd = e.command("F", ["n1", "n3"], ["x"], 10)
+        self.assertEqual([c for c in cmd if c.startswith("--cpus-per-task")], [])
 
 
 class Launcher(unittest.TestCase):

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import unittest
 
@@ -137,6 +138,88 @@ class Launcher(ct.TempDirCase):
         self.assertIn("clush", out)
         self.assertFalse(os.path.exists(self.path("r")))
 
+    def test_report_of_many_under_a_sigterm_handler(self):
+        """70 summaries are read by a pool of forked workers. In a process with a SIGTERM
+        handler of its own (the launcher's, which prints the report itself) the workers are
+        still forked with SIGTERM at its default, so that the pool's end (SIGTERM to each
+        worker) ends them: with the launcher's handler a worker kept waiting, and the launcher
+        waited for it, once a run had 64 summaries. With another thread running, no fork."""
+        many = self.path("many")
+        os.makedirs(many)
+        os.makedirs(self.path("stage"))
+        res = ct.run_nodes(["m0"], ["null"], self.path(), self.path("stage"), start_in=5.0)
+        path, rc, err = res["m0"]
+        self.assertEqual(rc, 0, err)
+        one = ct.load(path)
+        for i in range(70):
+            one["node"] = "m%03d" % i
+            with open(os.path.join(many, "m%03d.json" % i), "w") as f:
+                json.dump(one, f)
+        code = "\n".join([
+            "import glob, os, signal, sys, threading, time",
+            "sys.path.insert(0, %r)" % ct.SCRIPTS,
+            "signal.signal(signal.SIGTERM, lambda *a: None)",
+            "from stagebench import report as R",
+            "read = R._read_chunk",
+            "def probe(items):",
+            "    d = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL",
+            "    return [dict(r, probe=(os.getpid(), d)) for r in read(items)]",
+            "R._read_chunk = probe",
+            "files = sorted(glob.glob(os.path.join(%r, '*.json')))" % many,
+            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "print(len(got), len(set(x[0] for x in got if x and x[0] != os.getpid())),",
+            "      all(x is None or x[1] for x in got))",
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
+            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "print(len(got), got.count(None))",
+            "print(signal.getsignal(signal.SIGTERM) != signal.SIG_DFL)"])
+        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
+                           env=ct.env())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        workers = 2 if len(os.sched_getaffinity(0)) >= 2 else 0
+        self.assertEqual(p.stdout.splitlines(), [
+            "70 %d True" % workers if workers else "70 0 True", "70 70", "True"], p.stderr)
+
+    def test_topology_tree_mode(self):
+        """--topology FILE: ClusterShell's tree mode, every clush round through the gateways
+        the file names, rooted at this host; the clock offsets one-shot from the info round;
+        refused with the reason for another launcher, copy-back, a file that does not root
+        at this host, or no file."""
+        import socket
+        host = socket.gethostname().split(".")[0]
+        topo = self.path("topology.conf")
+        with open(topo, "w") as f:
+            f.write("[routes]\n%s: gw1\ngw1: node[1-4]\n" % host)
+        p = self.cluster(["-w", "node[1-4]", "--results", self.path("r"), "--run-id", "tree",
+                          "--dry-run", "--scale", "tiny", "--topology", topo, "--gather",
+                          "shared", "--interval", "5", "4"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rounds = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("clush ")]
+        self.assertTrue(rounds)
+        for ln in rounds:
+            self.assertIn(" --topology %s " % topo, ln)
+        self.assertIn("clock offsets: from the info round (one-shot", p.stdout)
+        self.assertEqual(p.stdout.count("    arm 4 ("), 1)  # one arm round for 4a 4b 4c
+        other = self.path("other.conf")
+        with open(other, "w") as f:
+            f.write("[routes]\nnot-this-host: gw1\ngw1: node[1-4]\n")
+        r = self.path("r")
+        for args, text in [
+                (["--topology", topo, "--launcher", "pdsh", "--gather", "shared"],
+                 "works with clush over ssh, not pdsh"),
+                (["--topology", topo, "--exec"], "works with clush over ssh, not --exec"),
+                (["--topology", topo], "give --gather shared"),
+                (["--topology", other, "--gather", "shared"],
+                 "(this host, the tree's root, is '%s')" % host),
+                (["--topology", self.path("none"), "--gather", "shared"], "no such file")]:
+            with self.subTest(args=args):
+                p = self.cluster(["-w", "node[1-4]", "--results", r, "--scale", "tiny"] +
+                                 args + ["1a"])
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(text, p.stderr)
+                self.assertFalse(os.path.exists(r))
+
     def test_bad_input_is_refused(self):
         r = self.path("r")
         cases = [
@@ -149,6 +232,10 @@ class Launcher(ct.TempDirCase):
             (["-w", "n1", "--results", r, "--count", "5", "2"], "name a single part"),
             (["-w", "n1", "--results", r, "--lead", "1", "1a"], "--lead"),
             (["-w", "n1", "--results", r, "--launcher", "srun", "--exec", "1a"], "srun"),
+            (["-w", "n[1-3]", "--results", r, "--launcher", "srun", "--fanout", "2", "1a"],
+             "--fanout 2 is below the 3 nodes: srun holds a connection to every node"),
+            (["-w", "n[1-2]", "--results", r, "--exec", "--fanout", "1", "1a"],
+             "--fanout 1 is below the 2 nodes: --exec holds"),
             (["-w", "n1", "--results", r, "--hostfile", self.path("none"), "1a"],
              "host file"),
             (["-w", "n[1-2]", "-x", "n[1-2]", "--results", r, "1a"], "every node is excluded"),

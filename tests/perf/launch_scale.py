@@ -23,10 +23,13 @@ measure(cmd) is the reusable part: the launcher of the next rounds (armed nodes)
 by passing its own command line.
 """
 import argparse
+import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -153,6 +156,61 @@ def series(nodes, points, command, rounds, label):
     return rows
 
 
+def launcher_run(nodes, count, fanout, binary, work, run_id):
+    """The launcher itself, armed (clush over ssh), the `null` test on count nodes at fanout:
+    measure()'s figures of its whole process tree (it and its ssh clients) for the whole run,
+    plus from its manifest and report: the arm round's time, the info round's, the lead and
+    the start spread of the part (the nodes' own clocks)."""
+    names = "%s[%s-%s]" % (nodes.prefix, nodes.names[0][len(nodes.prefix):],
+                           nodes.names[count - 1][len(nodes.prefix):])
+    scripts = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts")
+    results = os.path.join(work, "results")
+    cmd = ["/usr/bin/python3", os.path.join(scripts, "stagebench-cluster"), "-w", names,
+           "--launcher-option=-o", "--launcher-option=" + nodes.ssh_options(),
+           "--stagebench", binary, "--local-stagebench", binary,
+           "--dir", os.path.join(work, "stage"), "--results", results, "--run-id", run_id,
+           "--scratch", os.path.join(work, "scratch"), "--gather", "shared", "--scale", "tiny",
+           "--threads", "1", "--fanout", str(fanout), "--max-offset", "10", "null"]
+    env = dict(os.environ)
+    env["STAGEBENCH_CATALOGUE"] = os.path.join(os.path.dirname(binary), "catalogue.json")
+    env.pop("STAGEBENCH_NODE", None)
+    m = measure(cmd, env=env)
+    rundir = os.path.join(results, run_id)
+    try:
+        with open(os.path.join(rundir, "manifest.json")) as f:
+            man = json.load(f)
+        with open(os.path.join(rundir, "report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        raise RuntimeError("launcher exit %s at %d nodes, no manifest or report (%s): %s"
+                           % (m["rc"], count, e, m["stderr"][-800:]))
+    run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+    part = rep["parts"][0] if rep.get("parts") else {}
+    if m["rc"] != 0 or part.get("nodes_ok") != count:
+        raise RuntimeError("launcher exit %s at %d nodes, %s ran: %s" % (
+            m["rc"], count, part.get("nodes_ok"), m["stderr"][-800:]))
+    m.update({"arm_s": run["arm_s"], "info_s": man["launch"]["info_s"], "lead_s": run["lead_s"],
+              "spread_s": part.get("start_spread_s"), "rss_mib": m["peak_rss_kib"] / 1024.0,
+              "fds": m["peak_fds"], "procs": m["peak_procs"]})
+    return m
+
+
+def launcher_series(nodes, counts, fanout, binary, work):
+    rows = []
+    for count in counts:
+        m = launcher_run(nodes, count, fanout, binary, work, "scale%d" % count)
+        print("launcher %5d nodes, fan-out %3d: arm round %6.2f s (info round %6.2f s, lead "
+              "%5.1f s), whole run %6.1f s, launch host peak %6.1f MiB RSS, %5d fds, %4d "
+              "processes, start spread %s"
+              % (count, fanout, m["arm_s"], m["info_s"], m["lead_s"], m["wall_s"],
+                 m["rss_mib"], m["fds"], m["procs"],
+                 "%.3f ms" % (m["spread_s"] * 1e3) if m["spread_s"] is not None else "-"))
+        sys.stdout.flush()
+        rows.append((count, fanout, {"arm_s": m["arm_s"], "rss_mib": m["rss_mib"],
+                                     "fds": m["fds"], "wall_s": m["wall_s"]}))
+    return rows
+
+
 def print_fits(rows, xfun, xname, predict, keys=("wall_s", "rss_mib", "fds")):
     """Fit each figure against xfun(nodes, fanout); predict: [(nodes, fanout)]."""
     xs = [xfun(r[0], r[1]) for r in rows]
@@ -171,7 +229,12 @@ def main():
     ap.add_argument("--fanouts", default="8,16,32,64,128")
     ap.add_argument("--fanout-nodes", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--launcher", action="store_true",
+                    help="measure the launcher itself, armed, with the null test (needs "
+                         "--stagebench, a built binary with its catalogue.json beside it)")
     a = ap.parse_args()
+    if a.launcher:
+        return main_launcher(a)
     counts = [int(x) for x in a.nodes.split(",")]
     fanouts = [int(x) for x in a.fanouts.split(",") if x]
     command = "%s --version" % shlex.quote(os.path.abspath(a.stagebench)) \
@@ -206,6 +269,42 @@ def main():
         except RuntimeError as e:
             print("a round failed: %s (sshd: %s)" % (e, nodes.sshd_log_tail(3)))
             return 2
+    return 0
+
+
+def main_launcher(a):
+    if not a.stagebench:
+        print("--launcher needs --stagebench BINARY")
+        return 2
+    binary = os.path.abspath(a.stagebench)
+    counts = [int(x) for x in a.nodes.split(",")]
+    work = tempfile.mkdtemp(prefix="stagebench-launch-scale-")
+    try:
+        os.makedirs(os.path.join(work, "stage"))
+        with sshnodes.SshNodes(max(counts), node_env=True) as nodes:
+            if nodes.error:
+                print("cannot measure here: %s" % nodes.error)
+                return 2
+            one = [measure(["ssh", "-F", nodes.config, nodes.names[0], "true"])["wall_s"]
+                   for _ in range(5)]
+            print("stagebench-cluster over ssh to one sshd on 127.0.0.1 (node names aliased "
+                  "in a private ssh config), null test, --scale tiny --threads 1, %d CPUs; one "
+                  "ssh round trip (ssh -F CONFIG %s true): median %.3f s of 5"
+                  % (os.cpu_count(), nodes.names[0], median(one)))
+            try:
+                rows = launcher_series(nodes, counts, a.fanout, binary, work)
+            except RuntimeError as e:
+                print("a run failed: %s (sshd: %s)" % (e, nodes.sshd_log_tail(3)))
+                return 2
+            big = [(1000, a.fanout), (10000, a.fanout)]
+            print("fit over node count (fan-out %d):" % a.fanout)
+            print_fits(rows, lambda n, f: n, "nodes", big, ("arm_s", "rss_mib", "fds"))
+            print("fit over waves, ceil(nodes / fan-out %d):" % a.fanout)
+            print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("arm_s",))
+            print("fit over connections in flight, min(nodes, fan-out %d):" % a.fanout)
+            print_fits(rows, lambda n, f: min(n, f), "in_flight", big, ("rss_mib", "fds"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -82,8 +82,9 @@ def _sshd_running_elsewhere(me):
 class SshNodes(object):
     """count node names on one private sshd; see the module docstring."""
 
-    def __init__(self, count, base=None, prefix="node", max_startups=1024):
+    def __init__(self, count, base=None, prefix="node", max_startups=1024, node_env=False):
         self.count = count
+        self.node_env = node_env  # each name's ssh session sets STAGEBENCH_NODE to it
         self.width = max(4, len(str(count)))
         self.names = ["%s%0*d" % (prefix, self.width, i) for i in range(1, count + 1)]
         self.prefix = prefix
@@ -159,6 +160,7 @@ class SshNodes(object):
             "MaxSessions 10",
             "LoginGraceTime 60",
             "UseDNS no",
+            "AcceptEnv STAGEBENCH_NODE",
             "LogLevel ERROR",
             ""]))
         self.log = self.path("sshd.log")
@@ -182,6 +184,9 @@ class SshNodes(object):
         _write_new(self.known_hosts, "[127.0.0.1]:%d %s\n" % (self.port, host_pub))
         self.config = self.path("ssh_config")
         lines = []
+        if self.node_env:  # one machine acting as many nodes, each with its name
+            for n in self.names:
+                lines += ["Host " + n, "  SetEnv STAGEBENCH_NODE=%s" % n, ""]
         for i in range(0, len(self.names), 50):
             lines += ["Host " + " ".join(self.names[i:i + 50]),
                       "  HostName 127.0.0.1",
