@@ -73,7 +73,8 @@ FIO_COMMON = ["--numjobs=%d" % THREADS, "--thread", "--group_reporting",
 FIO_SETTINGS = {"fio": [], "fio-page": ["--iomem_align=4096"]}
 # The bare loops run with their buffer at each of these offsets from a page boundary
 # (BARE_BUFFER_OFFSET): page-aligned, malloc's placement, cache-line-aligned but not page-aligned.
-# The best of them, by median, is the bare loop stagebench is held to.
+# The best of them is the bare loop stagebench is held to: in each round, the one with the best
+# median over the other rounds (bare_ratios).
 BARE_OFFSETS = [0, 16, 64]
 UNITS = {"bw": ("GiB/s", GIB), "iops": ("kIOPS", 1e3), "pages": ("Mpages/s", 1e6),
          "files": ("kfiles/s", 1e3)}
@@ -449,6 +450,30 @@ class Perf:
         best = max(tools, key=lambda t: median(res[t]))
         return best, int(best.split("@")[1])
 
+    def bare_ratios(self, part):
+        """
+        stagebench over the bare loop at its best placement, per round. Round r's placement
+        is the best by median over the other rounds: the best of three medians taken on the
+        same rounds would be the luckiest of three estimates, a limit raised by the noise
+        alone. Returns the ratios and how often each offset was the one chosen.
+        """
+        res = self.results.get(part, {})
+        sb = res.get("stagebench", [])
+        tools = [t for t in res if t.startswith("bare@")]
+        ratios, chosen = [], {}
+        for r, v in enumerate(sb):
+            pool = [t for t in tools if len(res[t]) > r]
+            if not pool:
+                continue
+            if len(pool) > 1:
+                best = max(pool, key=lambda t: median(res[t][:r] + res[t][r + 1:]))
+            else:
+                best = pool[0]
+            ratios.append(v / res[best][r])
+            off = int(best.split("@")[1])
+            chosen[off] = chosen.get(off, 0) + 1
+        return ratios, chosen
+
     # ---------- report ----------
     @staticmethod
     def fmt(vals, unit_div, suffix=""):
@@ -475,7 +500,7 @@ class Perf:
         log("%-4s %-40s %-8s %-17s %-17s %-17s %-20s %-16s %-16s %-16s" %
             ("part", "parameters", "unit", "stagebench", "fio", "fio 4096", "bare (best)",
              "sb/fio", "sb/fio 4096", "sb/bare"))
-        self.ratio = {}
+        self.ratio, self.chosen = {}, {}
         for part, over, metric in self.parts:
             what = describe(part, over)
             unit, div = UNITS[metric]
@@ -485,12 +510,17 @@ class Perf:
                                                             btool))
             rf = [a / b for a, b in zip(sb, fio)]
             rp = [a / b for a, b in zip(sb, fiop)]
-            rb = [a / b for a, b in zip(sb, bare)]
+            rb, chosen = self.bare_ratios(part)
+            self.chosen[part] = chosen
             log("%-4s %-40s %-8s %-17s %-17s %-17s %-20s %-16s %-16s %-16s" %
                 (part, what, unit, self.fmt(sb, div), self.fmt(fio, div), self.fmt(fiop, div),
                  "%s @%d" % (self.fmt(bare, div), boff), self.fmt(rf, 1.0, "x"),
                  self.fmt(rp, 1.0, "x"), self.fmt(rb, 1.0, "x")))
             self.ratio[part] = (median(rf), median(rb), median(rp))
+        log("sb/bare: each round against the bare loop at the placement that was best by median"
+            " over the other rounds; chosen: %s" % "; ".join(
+                "%s %s" % (part, ", ".join("@%d in %d" % kv for kv in sorted(ch.items())))
+                for part, ch in ((p[0], self.chosen.get(p[0], {})) for p in self.parts) if ch))
         log("")
         log("bare loop at each placement (median [min-max]):")
         for part, over, metric in self.parts:
