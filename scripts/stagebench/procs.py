@@ -144,18 +144,23 @@ def wait_pid(proc, timeout):
 
 
 
-def run_capture(cmd, timeout):
-    """Run cmd (a list) with no stdin; (exit status, stdout, stderr) as text. Raises OSError
-    or subprocess.TimeoutExpired (the process is killed then)."""
+def run_capture(cmd, timeout, raise_timeout=True, **popen):
+    """Run cmd (a list) with no stdin, and popen's other Popen arguments (env, cwd...); (exit
+    status, stdout, stderr) as text. Raises OSError or subprocess.TimeoutExpired (the process
+    is killed then); without raise_timeout, a process that timed out is killed and its status
+    is None, with what it wrote."""
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+                         stderr=subprocess.PIPE, **popen)
+    status = None
     try:
         out, err = p.communicate(timeout=timeout)
+        status = p.returncode
     except subprocess.TimeoutExpired:
         p.kill()
-        p.communicate()
-        raise
-    return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        out, err = p.communicate()
+        if raise_timeout:
+            raise
+    return status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
 def forward_signals(proc):

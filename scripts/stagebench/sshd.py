@@ -31,11 +31,15 @@ def _run(cmd, timeout=60):
 
 class SshServer(object):
     """start() then mount() as often as needed, close() at the end. dir is created by the
-    caller's rules (a new private directory); the keys and configuration live in it."""
+    caller's rules (a new private directory); the keys and configuration live in it. config:
+    more sshd_config lines (keywords the base configuration does not set); new_session: sshd
+    in a session of its own, out of reach of a Ctrl-C on the caller's terminal."""
 
-    def __init__(self, directory, accept_env=()):
+    def __init__(self, directory, accept_env=(), config=(), new_session=False):
         self.dir = directory
         self.accept_env = tuple(accept_env)
+        self.extra_config = list(config)
+        self.new_session = new_session
         self.proc = None
         self.mounts = []
         self.made_run_sshd = False
@@ -77,7 +81,7 @@ class SshServer(object):
                 "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
                 "PidFile none", "Subsystem sftp internal-sftp", "LogLevel ERROR"]
                 + (["AcceptEnv %s" % " ".join(self.accept_env)] if self.accept_env else [])
-                + [""]), 0o600)
+                + self.extra_config + [""]), 0o600)
         except OSError as e:
             return str(e)
         error = None
@@ -89,7 +93,8 @@ class SshServer(object):
             with F.open_ours(self.log) as log:
                 self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", self.config,
                                               "-p", str(self.port)], stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=log)
+                                             stdout=subprocess.DEVNULL, stderr=log,
+                                             start_new_session=self.new_session)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and self.proc.poll() is None:
                 try:
@@ -104,7 +109,8 @@ class SshServer(object):
             self.proc = None
             with open(self.log) as f:
                 error = f.read().strip()
-            if "Address already in use" not in error:
+            # another test took the port, or another sshd's close() removed /run/sshd: again
+            if "Address already in use" not in error and "privilege separation" not in error:
                 break
         return "sshd did not start: %s" % (error or "no message")
 

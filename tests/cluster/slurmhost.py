@@ -24,7 +24,9 @@ plugstack.conf (Debian's includes /etc/slurm/plugstack.conf.d). No system file o
 used or changed.
 
 If something cannot start, start() returns the reason (also kept in .error) after a bounded
-wait and everything started so far is stopped; it never hangs. Standard library only, Python 3.6+.
+wait and everything started so far is stopped; it never hangs. A test file holds one cluster
+for all its tests with up_or_skip() in setUpModule and close_clean() in tearDownModule.
+Standard library and this tree's stagebench package only, Python 3.6+.
 """
 import atexit
 import ctypes
@@ -34,9 +36,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402  (puts this tree's scripts/ on sys.path)
+from stagebench import procs as P  # noqa: E402
 
 MARK = "SLURMHOST_MARK"
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -74,16 +81,10 @@ def marked_processes(mark):
     command line, working directory or an open file is under the directory mark."""
     want = ("%s=%s" % (MARK, mark)).encode()
     out = []
-    me = os.getpid()
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == me:
-            continue
-        base = "/proc/%s/" % e
-        stat = _read(base + "stat").decode("utf-8", "replace")
-        if not stat or stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]:
-            continue
+    for pid, environ in P.live_others("environ"):
+        base = "/proc/%d/" % pid
         cmd = _read(base + "cmdline").replace(b"\0", b" ").decode("utf-8", "replace").strip()
-        hit = want in _read(base + "environ").split(b"\0") or mark in cmd
+        hit = want in environ.split(b"\0") or mark in cmd
         if not hit:
             paths = []
             try:
@@ -94,11 +95,23 @@ def marked_processes(mark):
                 pass
             hit = any(p == mark or p.startswith(mark + "/") for p in paths)
         if hit:
-            out.append((int(e), cmd))
+            out.append((pid, cmd))
     return out
 
 
-class SlurmHost(object):
+def up_or_skip(skip, cpus=(2, 1)):
+    """The started cluster of a test file (its setUpModule); when it cannot start here,
+    whatever started is stopped and skip(why) is called (clustertest.skip_file: exit 77)."""
+    cluster = SlurmHost(cpus=cpus)
+    cluster.__enter__()
+    if cluster.error:
+        why = cluster.error
+        cluster.close()
+        skip("no private Slurm cluster here: %s" % why)
+    return cluster
+
+
+class SlurmHost(harness.Service):
     """munged + slurmctld + slurmd per node, all private; see the module docstring.
 
     cpus: CPUs of each node (n1, n2, ...); each node is configured with that many cores in one
@@ -123,16 +136,7 @@ class SlurmHost(object):
     # --- context manager ---------------------------------------------------------------------
     def __enter__(self):
         self._catch_signals()
-        try:
-            self.error = self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
+        return harness.Service.__enter__(self)
 
     def _catch_signals(self):
         """While the cluster is up, SIGTERM and SIGHUP (whose default kills without cleanup)
@@ -180,16 +184,9 @@ class SlurmHost(object):
         return os.path.join(self.dir, *parts)
 
     def run(self, cmd, timeout=60, **kw):
-        """Run a client command with env(); (exit status, stdout, stderr) as text."""
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=self.env(), **kw)
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            return None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-        return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        """Run a client command with env(); (exit status, or None when it timed out and was
+        killed; stdout, stderr) as text."""
+        return P.run_capture(cmd, timeout, raise_timeout=False, env=self.env(), **kw)
 
     # --- start -------------------------------------------------------------------------------
     def start(self):
@@ -407,6 +404,12 @@ class SlurmHost(object):
             self.stop()
         finally:
             self._restore_signals()
+
+    def close_clean(self):
+        """close(), then assert that nothing was left behind (a test file's tearDownModule)."""
+        self.close()
+        left = self.left_behind()
+        assert left == [], "left behind: %s" % left
 
     def left_behind(self):
         """After close(): processes still marked and whether the directory still exists."""

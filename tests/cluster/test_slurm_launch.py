@@ -20,18 +20,11 @@ import slurmhost
 
 def setUpModule():
     global CLUSTER
-    CLUSTER = slurmhost.SlurmHost(cpus=(2, 1))
-    CLUSTER.__enter__()
-    if CLUSTER.error:
-        why = CLUSTER.error
-        CLUSTER.close()
-        ct.skip_file("no private Slurm cluster here: %s" % why)
+    CLUSTER = slurmhost.up_or_skip(ct.skip_file, cpus=(2, 1))
 
 
 def tearDownModule():
-    CLUSTER.close()
-    left = CLUSTER.left_behind()
-    assert left == [], "left behind: %s" % left
+    CLUSTER.close_clean()
 
 
 def children(pid):

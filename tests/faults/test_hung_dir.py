@@ -16,28 +16,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 # clustertest's SshServer is the package's (scripts/stagebench/sshd.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 import clustertest as ct  # noqa: E402
+from stagebench import procs as P  # noqa: E402
 
 CHECK_BOUND, INFO_BOUND = 25, 20
-
-
-def descendants(pid):
-    """pid and every process below it."""
-    children = {}
-    for e in os.listdir("/proc"):
-        if not e.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % e) as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(e))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += children.get(p, [])
-    return out
 
 
 class HungDir(ft.FaultCase):
@@ -59,7 +40,8 @@ class HungDir(ft.FaultCase):
         # a directory the mount has never looked up: any call on it goes to the server
         os.makedirs(os.path.join(self.export, "fresh"))
         self.stage = os.path.join(self.mnt, "fresh")
-        self.stopped = descendants(self.srv.proc.pid)
+        # sshd and its sessions (the one serving the mount)
+        self.stopped = [self.srv.proc.pid] + P.descendants(self.srv.proc.pid)
         self.assertGreater(len(self.stopped), 1, "no sshd session serves the mount")
         for p in self.stopped:
             os.kill(p, signal.SIGSTOP)

@@ -31,6 +31,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from stagebench import procs as P  # noqa: E402
+
 COLLECT = os.path.join(REPO, "scripts", "stagebench-collect")
 CATALOGUE = None
 T0 = 1800000000.0
@@ -139,26 +142,16 @@ def generate(d, nodes, threads):
 
 
 def tree_rss(root):
-    """Resident memory of root and all its descendants, in bytes."""
-    kids = {}
-    rss = {}
-    for e in os.listdir("/proc"):
-        if not e.isdigit():
-            continue
+    """Resident memory of root and all its descendants, in bytes: (sum, largest)."""
+    total, largest = 0, 0
+    for pid in [root] + P.descendants(root):
         try:
-            with open("/proc/%s/stat" % e) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            kids.setdefault(int(fields[1]), []).append(int(e))
-            rss[int(e)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+            with open("/proc/%d/statm" % pid) as f:
+                r = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         except (OSError, IndexError, ValueError):
             continue
-    total, largest, stack = 0, 0, [root]
-    while stack:
-        p = stack.pop()
-        r = rss.get(p, 0)
         total += r
         largest = max(largest, r)
-        stack.extend(kids.get(p, ()))
     return total, largest
 
 

@@ -35,32 +35,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import sshnodes  # noqa: E402
+import sshnodes  # noqa: E402  (it puts this tree's scripts/ on sys.path)
+from stagebench import procs as P  # noqa: E402
 
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def _children_map():
-    kids = {}
-    for e in os.listdir("/proc"):
-        if not e.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % e) as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        kids.setdefault(ppid, []).append(int(e))
-    return kids
-
-
 def tree_usage(root):
     """(resident KiB summed, open descriptors summed, processes) of root and its descendants."""
-    kids = _children_map()
-    todo, rss, fds, procs = [root], 0, 0, 0
-    while todo:
-        pid = todo.pop()
-        todo.extend(kids.get(pid, ()))
+    rss, fds, procs = 0, 0, 0
+    for pid in [root] + P.descendants(root):
         try:
             with open("/proc/%d/statm" % pid) as f:
                 rss += int(f.read().split()[1]) * PAGE_KIB

@@ -22,64 +22,31 @@ clush takes the config as `clush -o "-F CONFIG"` (man clush: "-o OPTIONS ... ssh
 added first to ssh and override default ones") or `-O ssh_options="-F CONFIG"`; the Task API
 as task.set_info("ssh_options", "-F CONFIG") (ClusterShell/Worker/Ssh.py shlex-splits it).
 
-Debian's sshd needs its privilege separation directory /run/sshd (a compiled-in path, no
-config knob); it is made if missing and removed again at the end if this made it and no other
-sshd runs. Standard library only, Python 3.6+. Run this file to check it here:
-`/usr/bin/python3 tests/perf/sshnodes.py [N]`.
+The sshd is the package's (stagebench.sshd.SshServer, what stagebench-sim --sshfs runs), with
+MaxStartups and the rest added to its configuration, in a session of its own; it makes Debian's privilege separation directory
+/run/sshd if missing and removes it again at the end if it made it and no other sshd runs.
+Standard library and this tree's stagebench package only, Python 3.6+. Run this file to check it
+here: `/usr/bin/python3 tests/perf/sshnodes.py [N]`.
 """
-import contextlib
 import os
 import shlex
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def _write_new(path, text, mode=0o600):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402  (puts this tree's scripts/ on sys.path)
+from stagebench import files as F  # noqa: E402
+from stagebench import procs as P  # noqa: E402
+from stagebench import sshd  # noqa: E402
 
 def _run(cmd, timeout=60):
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
-        return None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-    return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    """(exit status or None when it timed out, stdout, stderr) of cmd, no stdin."""
+    return P.run_capture(cmd, timeout, raise_timeout=False)
 
 
-def _sshd_running_elsewhere(me):
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == me:
-            continue
-        try:
-            with open("/proc/%s/comm" % e) as f:
-                if f.read().strip() == "sshd":
-                    return True
-        except OSError:
-            pass
-    return False
-
-
-class SshNodes(object):
+class SshNodes(harness.Service):
     """count node names on one private sshd; see the module docstring."""
 
     def __init__(self, count, base=None, prefix="node", max_startups=1024, node_env=False):
@@ -91,22 +58,8 @@ class SshNodes(object):
         self.base = base
         self.max_startups = max_startups
         self.dir = None
-        self.proc = None
+        self.server = None
         self.port = None
-        self.error = None
-        self.made_run_sshd = False
-
-    def __enter__(self):
-        try:
-            self.error = self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def nodeset(self):
         """The names as one ClusterShell/pdsh node set, e.g. node[0001-0200]."""
@@ -123,65 +76,25 @@ class SshNodes(object):
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
-    def _keygen(self, name):
-        path = self.path(name)
-        rc, _out, err = _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
-                              "stagebench-test", "-f", path])
-        if rc != 0:
-            raise RuntimeError("ssh-keygen failed: %s" % err.strip())
-        return path
-
     def start(self):
         """Start sshd and write the client config; None, or why it cannot work here."""
-        for tool in ("/usr/sbin/sshd", "ssh", "ssh-keygen"):
-            if not shutil.which(tool):
-                return "%s is not installed (Debian: openssh-server, openssh-client)" % tool
         self.dir = tempfile.mkdtemp(prefix="stagebench-sshnodes-", dir=self.base)
-        self.host_key = self._keygen("host_key")
-        self.user_key = self._keygen("user_key")
-        with open(self.user_key + ".pub") as f:
-            _write_new(self.path("authorized_keys"), f.read())
-        with open(self.host_key + ".pub") as f:
-            host_pub = " ".join(f.read().split()[:2])
-        self.sshd_config = self.path("sshd_config")
-        _write_new(self.sshd_config, "\n".join([
-            "ListenAddress 127.0.0.1",
-            "HostKey %s" % self.host_key,
-            "PermitRootLogin prohibit-password",
-            "PubkeyAuthentication yes",
-            "AuthorizedKeysFile %s" % self.path("authorized_keys"),
-            "PasswordAuthentication no",
-            "KbdInteractiveAuthentication no",
-            "UsePAM no",
-            "StrictModes no",
-            "PidFile none",
-            # a fan-out of many simultaneous connections from one address: accept them all
-            "MaxStartups %d" % self.max_startups,
-            "MaxSessions 10",
-            "LoginGraceTime 60",
-            "UseDNS no",
-            "AcceptEnv STAGEBENCH_NODE",
-            "LogLevel ERROR",
-            ""]))
-        self.log = self.path("sshd.log")
-        for _attempt in range(5):
-            self._privsep_dir()
-            self.port = free_port()
-            with open(self.log, "w") as log:
-                self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f",
-                                              self.sshd_config, "-p", str(self.port)],
-                                             stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=log,
-                                             start_new_session=True)
-            why = self._wait_banner()
-            if why is None:
-                break
-            if "Address already in use" not in why and "privilege separation" not in why:
-                return why
-        else:
+        # a fan-out of many simultaneous connections from one address: accept them all
+        self.server = sshd.SshServer(
+            self.dir, accept_env=("STAGEBENCH_NODE",), new_session=True,
+            config=["MaxStartups %d" % self.max_startups, "MaxSessions 10",
+                    "LoginGraceTime 60", "UseDNS no"])
+        why = self.server.start()
+        if why is not None:
             return why
+        self.port = self.server.port
+        self.sshd_config = self.server.config
+        self.user_key = self.server.user_key
+        with open(self.server.host_key + ".pub") as f:
+            host_pub = " ".join(f.read().split()[:2])
         self.known_hosts = self.path("known_hosts")
-        _write_new(self.known_hosts, "[127.0.0.1]:%d %s\n" % (self.port, host_pub))
+        with F.open_new(self.known_hosts) as f:
+            f.write("[127.0.0.1]:%d %s\n" % (self.port, host_pub))
         self.config = self.path("ssh_config")
         lines = []
         if self.node_env:  # one machine acting as many nodes, each with its name
@@ -191,7 +104,7 @@ class SshNodes(object):
             lines += ["Host " + " ".join(self.names[i:i + 50]),
                       "  HostName 127.0.0.1",
                       "  Port %d" % self.port,
-                      "  User root",
+                      "  User %s" % self.server.user,
                       "  IdentityFile %s" % self.user_key,
                       "  IdentitiesOnly yes",
                       "  StrictHostKeyChecking yes",
@@ -205,32 +118,9 @@ class SshNodes(object):
                       "  ConnectTimeout 30",
                       "  LogLevel ERROR",
                       ""]
-        _write_new(self.config, "\n".join(lines))
+        with F.open_new(self.config) as f:
+            f.write("\n".join(lines))
         return None
-
-    def _privsep_dir(self):
-        if not os.path.isdir("/run/sshd"):
-            with contextlib.suppress(FileExistsError):
-                os.makedirs("/run/sshd", mode=0o755)
-                self.made_run_sshd = True
-
-    def _wait_banner(self):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    if s.recv(4).startswith(b"SSH"):
-                        return None
-            except OSError:
-                time.sleep(0.05)
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.proc = None
-        with open(self.log) as f:
-            return "sshd did not start: %s" % (f.read().strip() or "no message")
 
     def sshd_settings(self, *names):
         """sshd -T's values of the given keywords for this config (lower case)."""
@@ -240,35 +130,23 @@ class SshNodes(object):
         return {n: vals.get(n.lower()) for n in names}
 
     def sshd_log_tail(self, lines=10):
-        with open(self.log, errors="replace") as f:
+        with open(self.server.log, errors="replace") as f:
             return " | ".join(f.read().strip().splitlines()[-lines:])
 
     def close(self):
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc = None
+        """Stop sshd (its sessions end with it), then any process still naming the directory
+        (an ssh client of the config), by pid; remove the directory."""
+        if self.server is not None:
+            self.server.close()
+            self.server = None
         if self.dir is not None:
-            # sessions still open end with their sshd; any left by pid
-            for e in os.listdir("/proc"):
-                if not e.isdigit():
-                    continue
+            for pid in sshd.processes_mentioning(self.dir):
                 try:
-                    with open("/proc/%s/cmdline" % e, "rb") as f:
-                        if self.dir.encode() in f.read():
-                            os.kill(int(e), signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
             shutil.rmtree(self.dir, True)
             self.dir = None
-        if self.made_run_sshd and not _sshd_running_elsewhere(os.getpid()):
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
-        self.made_run_sshd = False
 
 
 def _check(count):
@@ -305,7 +183,7 @@ def _check(count):
         ok &= rc == 0 and out.strip() == "%d [0]" % count
         with open(nodes.known_hosts) as f:
             good = f.read()
-        other = nodes._keygen("other_key")
+        other = nodes.server._keygen("other_key")
         with open(other + ".pub") as f:
             with open(nodes.known_hosts, "w") as k:
                 k.write("[127.0.0.1]:%d %s\n" % (nodes.port, " ".join(f.read().split()[:2])))

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+"""What the harnesses that start private services for tests and benchmarks share
+(tests/cluster/slurmhost.py, tests/perf/sshnodes.py): the stagebench package of this source tree,
+and the context manager that stops what they started.
+
+Importing this module puts this tree's scripts/ first on sys.path, so that `from stagebench
+import procs` finds the package under test, not an installed one. Python 3.6+."""
+import os
+import sys
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+sys.path.insert(0, SCRIPTS)
+
+
+class Service(object):
+    """A context manager over start() (None, or why the service cannot work here, kept in
+    .error) and close() (stops everything started, safe to call twice): close() runs on leaving,
+    and also when start() raises."""
+
+    error = None
+
+    def __enter__(self):
+        try:
+            self.error = self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def start(self):
+        raise NotImplementedError
+
+    def close(self):
+        raise NotImplementedError
