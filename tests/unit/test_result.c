@@ -28,11 +28,13 @@ static bool near(double a, double b)
 
 /*
  * Thread i released at T + 1 ms + i x 100 us, ran 1 + i/2 s, read (i + 1) MiB in i + 1
- * operations of 1 ms each. The clocks were read 1 ms before T and 10 ms after the last end.
+ * operations of 1 ms each. The clocks were read 1 ms before T and 10 ms after the last end;
+ * there is no reference pair of the run's first start (has_ref false).
  */
 static void test_result_fill(struct result_thread *t, struct result_clocks *c, double step_s)
 {
 	memset(t, 0, NTHREADS * sizeof(*t));
+	memset(c, 0, sizeof(*c));
 	for (unsigned i = 0; i < NTHREADS; i++) {
 		struct thread_result *r = &t[i].res;
 		double rel = 0.001 + i * 0.0001;
