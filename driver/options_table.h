@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The option table, shared by the parser (options.c), the help writer (options_help.c) and
- * the completion writer (options_completion.c). Not for other files: they see struct options only.
+ * The option table (its rows in options_table.c), shared by the parser (options.c), the help
+ * writer (options_help.c) and the completion writer (options_completion.c). Not for other
+ * files: they see struct options only.
  */
 #ifndef STAGEBENCH_OPTIONS_TABLE_H
 #define STAGEBENCH_OPTIONS_TABLE_H

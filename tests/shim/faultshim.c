@@ -538,78 +538,67 @@ static void shim_track(int fd, const char *path)
 				      memory_order_relaxed);
 }
 
-static bool shim_open_fault(enum shim_call call, const char *path)
-{
-	return shim_apply(shim_match(call, shim_counted_path(path), -1), NULL);
-}
+/*
+ * The mode argument of an open call, in the variadic function itself: there only when the flags
+ * create a file, as glibc reads it.
+ */
+#define SHIM_OPEN_MODE(flags, mode)                                                                \
+	do {                                                                                       \
+		va_list ap_;                                                                       \
+		va_start(ap_, flags);                                                              \
+		mode = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE                       \
+			   ? (mode_t)va_arg(ap_, int)                                              \
+			   : 0;                                                                    \
+		va_end(ap_);                                                                       \
+	} while (0)
 
-static mode_t shim_mode(int flags, va_list ap)
+/*
+ * The open calls: the fault, if a rule says so, else the real call (by_path, or at_dir relative
+ * to dirfd when by_path is NULL), whose descriptor is then tracked by its path.
+ */
+static int shim_open_common(enum shim_call call, int (*by_path)(const char *, int, ...),
+			    int (*at_dir)(int, const char *, int, ...), int dirfd, const char *path,
+			    int flags, mode_t mode)
 {
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+	int fd;
+
+	if (shim_apply(shim_match(call, shim_counted_path(path), -1), NULL))
+		return -1;
+	fd = by_path ? by_path(path, flags, mode) : at_dir(dirfd, path, flags, mode);
+	shim_track(fd, path);
+	return fd;
 }
 
 SHIM_EXPORT int open(const char *path, int flags, ...)
 {
-	va_list ap;
 	mode_t mode;
-	int fd;
 
-	va_start(ap, flags);
-	mode = shim_mode(flags, ap);
-	va_end(ap);
-	if (shim_open_fault(CALL_OPEN, path))
-		return -1;
-	fd = shim_real_open()(path, flags, mode);
-	shim_track(fd, path);
-	return fd;
+	SHIM_OPEN_MODE(flags, mode);
+	return shim_open_common(CALL_OPEN, shim_real_open(), NULL, AT_FDCWD, path, flags, mode);
 }
 
 SHIM_EXPORT int open64(const char *path, int flags, ...)
 {
-	va_list ap;
 	mode_t mode;
-	int fd;
 
-	va_start(ap, flags);
-	mode = shim_mode(flags, ap);
-	va_end(ap);
-	if (shim_open_fault(CALL_OPEN, path))
-		return -1;
-	fd = shim_real_open64()(path, flags, mode);
-	shim_track(fd, path);
-	return fd;
+	SHIM_OPEN_MODE(flags, mode);
+	return shim_open_common(CALL_OPEN, shim_real_open64(), NULL, AT_FDCWD, path, flags, mode);
 }
 
 SHIM_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
 	mode_t mode;
-	int fd;
 
-	va_start(ap, flags);
-	mode = shim_mode(flags, ap);
-	va_end(ap);
-	if (shim_open_fault(CALL_OPENAT, path))
-		return -1;
-	fd = shim_real_openat()(dirfd, path, flags, mode);
-	shim_track(fd, path);
-	return fd;
+	SHIM_OPEN_MODE(flags, mode);
+	return shim_open_common(CALL_OPENAT, NULL, shim_real_openat(), dirfd, path, flags, mode);
 }
 
 SHIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
 	mode_t mode;
-	int fd;
 
-	va_start(ap, flags);
-	mode = shim_mode(flags, ap);
-	va_end(ap);
-	if (shim_open_fault(CALL_OPENAT, path))
-		return -1;
-	fd = shim_real_openat64()(dirfd, path, flags, mode);
-	shim_track(fd, path);
-	return fd;
+	SHIM_OPEN_MODE(flags, mode);
+	return shim_open_common(CALL_OPENAT, NULL, shim_real_openat64(), dirfd, path, flags, mode);
 }
 
 SHIM_EXPORT int __open_2(const char *path, int flags);
@@ -655,36 +644,42 @@ SHIM_EXPORT int close(int fd)
 	return rc;
 }
 
-SHIM_EXPORT int fsync(int fd)
+static int shim_fsync_common(int (*real)(int), int fd)
 {
 	if (shim_apply(shim_match(CALL_FSYNC, shim_counted_fd(fd), fd), NULL))
 		return -1;
-	return shim_real_fsync()(fd);
+	return real(fd);
+}
+
+SHIM_EXPORT int fsync(int fd)
+{
+	return shim_fsync_common(shim_real_fsync(), fd);
 }
 
 SHIM_EXPORT int fdatasync(int fd)
 {
-	if (shim_apply(shim_match(CALL_FSYNC, shim_counted_fd(fd), fd), NULL))
-		return -1;
-	return shim_real_fdatasync()(fd);
+	return shim_fsync_common(shim_real_fdatasync(), fd);
 }
 
 /* ---- mappings of files (anonymous ones are never counted) ---- */
 
-SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+static void *shim_mmap_common(void *(*real)(void *, size_t, int, int, int, off_t), void *addr,
+			      size_t len, int prot, int flags, int fd, off_t off)
 {
 	if (fd >= 0 && !(flags & MAP_ANONYMOUS) &&
 	    shim_apply(shim_match(CALL_MMAP, shim_counted_fd(fd), fd), NULL))
 		return MAP_FAILED;
-	return shim_real_mmap()(addr, len, prot, flags, fd, off);
+	return real(addr, len, prot, flags, fd, off);
+}
+
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return shim_mmap_common(shim_real_mmap(), addr, len, prot, flags, fd, off);
 }
 
 SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	if (fd >= 0 && !(flags & MAP_ANONYMOUS) &&
-	    shim_apply(shim_match(CALL_MMAP, shim_counted_fd(fd), fd), NULL))
-		return MAP_FAILED;
-	return shim_real_mmap64()(addr, len, prot, flags, fd, off);
+	return shim_mmap_common(shim_real_mmap64(), addr, len, prot, flags, fd, off);
 }
 
 /* ---- the wall clock ---- */

@@ -102,6 +102,16 @@ static char *test_summary_capture(int which)
 	return buf;
 }
 
+/* Whether the summary that test_summary_capture(which) writes holds the text want. */
+static bool test_summary_says(int which, const char *want)
+{
+	char *doc = test_summary_capture(which);
+	bool found = doc && strstr(doc, want) != NULL;
+
+	free(doc);
+	return found;
+}
+
 static void test_summary_json(void)
 {
 	static const char *const keys[] = {"\"schema\": \"stagebench.node/2\"",
@@ -178,16 +188,10 @@ static void test_summary_csv_text(void)
 
 	/* A precondition's text says the JSON's word, "failed", with the exit status and why. */
 	res.outcome = OUTCOME_PRECONDITION;
-	text = test_summary_capture(2);
-	CHECK(strstr(text, "\nstatus: failed (exit 3: precondition)\n") != NULL);
-	free(text);
-	char *doc = test_summary_capture(0);
-	CHECK(strstr(doc, "\"status\": \"failed\",\n  \"exit_code\": 3") != NULL);
-	free(doc);
+	CHECK(test_summary_says(2, "\nstatus: failed (exit 3: precondition)\n"));
+	CHECK(test_summary_says(0, "\"status\": \"failed\",\n  \"exit_code\": 3"));
 	res.outcome = OUTCOME_INTERRUPTED_TERM;
-	text = test_summary_capture(2);
-	CHECK(strstr(text, "\nstatus: interrupted (exit 143)\n") != NULL);
-	free(text);
+	CHECK(test_summary_says(2, "\nstatus: interrupted (exit 143)\n"));
 	res.outcome = OUTCOME_FAILED;
 }
 

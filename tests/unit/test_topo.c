@@ -21,6 +21,18 @@
 /* Linux-style SMT numbering: core c has PUs c and c+4. */
 #define M8I "pack:1 core:4 pu:2(indexes=0,4,1,5,2,6,3,7)"
 
+/* Expected facts of a plan on a machine all of whose cores and PUs are allowed. */
+#define ALL_ALLOWED(cores, pus) .allowed_cores = cores, .allowed_pus = pus, .machine_pus = pus
+/* The expected plan of one thread on each core of M16, on the first PU of each. */
+#define M16_EVERY_CORE                                                                             \
+	.nslots = 8, .pu = {0, 2, 4, 6, 8, 10, 12, 14}, .core = {0, 1, 2, 3, 4, 5, 6, 7},          \
+	.package = {0, 0, 0, 0, 1, 1, 1, 1}, .smt = {2, 2, 2, 2, 2, 2, 2, 2}
+/* Asking for n threads when only cores are allowed: refused, with this reason. */
+#define TOO_MANY(n, cores)                                                                         \
+	.want = n, .err = -EINVAL,                                                                 \
+	.why = "asked for " #n " threads but only " #cores " cores are allowed (the spec forbids " \
+	       "oversubscription)"
+
 struct plan_case {
 	const char *name;
 	const char *desc;
@@ -43,14 +55,8 @@ static const struct plan_case plan_cases[] = {
     {
 	.name = "2x4x2 all cores",
 	.desc = M16,
-	.nslots = 8,
-	.pu = {0, 2, 4, 6, 8, 10, 12, 14},
-	.core = {0, 1, 2, 3, 4, 5, 6, 7},
-	.package = {0, 0, 0, 0, 1, 1, 1, 1},
-	.smt = {2, 2, 2, 2, 2, 2, 2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	M16_EVERY_CORE,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 want 3",
@@ -60,30 +66,19 @@ static const struct plan_case plan_cases[] = {
 	.pu = {0, 2, 4},
 	.core = {0, 1, 2},
 	.smt = {2, 2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 want 8 (exactly all)",
 	.desc = M16,
 	.want = 8,
-	.nslots = 8,
-	.pu = {0, 2, 4, 6, 8, 10, 12, 14},
-	.core = {0, 1, 2, 3, 4, 5, 6, 7},
-	.package = {0, 0, 0, 0, 1, 1, 1, 1},
-	.smt = {2, 2, 2, 2, 2, 2, 2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	M16_EVERY_CORE,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 want 9",
 	.desc = M16,
-	.want = 9,
-	.err = -EINVAL,
-	.why = "asked for 9 threads but only 8 cores are allowed (the spec forbids "
-	       "oversubscription)",
+	TOO_MANY(9, 8),
     },
     {
 	.name = "2x4x2 restricted to 1,2,3,9",
@@ -105,10 +100,7 @@ static const struct plan_case plan_cases[] = {
 	.desc = M16,
 	.restrict_to = {1, 2, 3, 9},
 	.nrestrict = 4,
-	.want = 4,
-	.err = -EINVAL,
-	.why = "asked for 4 threads but only 3 cores are allowed (the spec forbids "
-	       "oversubscription)",
+	TOO_MANY(4, 3),
     },
     {
 	.name = "2x4x2 restricted to everything",
@@ -120,9 +112,7 @@ static const struct plan_case plan_cases[] = {
 	.pu = {0, 2},
 	.core = {0, 1},
 	.smt = {2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 CPU list in given order",
@@ -135,9 +125,7 @@ static const struct plan_case plan_cases[] = {
 	.core = {3, 0, 6},
 	.package = {0, 0, 1},
 	.smt = {2, 2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 CPU list, want equal",
@@ -151,9 +139,7 @@ static const struct plan_case plan_cases[] = {
 	.core = {7, 0},
 	.package = {1, 0},
 	.smt = {2, 2},
-	.allowed_cores = 8,
-	.allowed_pus = 16,
-	.machine_pus = 16,
+	ALL_ALLOWED(8, 16),
     },
     {
 	.name = "2x4x2 CPU list, want differs",
@@ -218,17 +204,12 @@ static const struct plan_case plan_cases[] = {
 	.pu = {0, 1},
 	.core = {0, 1},
 	.smt = {1, 1},
-	.allowed_cores = 2,
-	.allowed_pus = 2,
-	.machine_pus = 2,
+	ALL_ALLOWED(2, 2),
     },
     {
 	.name = "1x2x1 want 3",
 	.desc = M2,
-	.want = 3,
-	.err = -EINVAL,
-	.why = "asked for 3 threads but only 2 cores are allowed (the spec forbids "
-	       "oversubscription)",
+	TOO_MANY(3, 2),
     },
     {
 	.name = "2x(numa)x3x4 all cores",
@@ -238,9 +219,7 @@ static const struct plan_case plan_cases[] = {
 	.core = {0, 1, 2, 3, 4, 5},
 	.package = {0, 0, 0, 1, 1, 1},
 	.smt = {4, 4, 4, 4, 4, 4},
-	.allowed_cores = 6,
-	.allowed_pus = 24,
-	.machine_pus = 24,
+	ALL_ALLOWED(6, 24),
     },
     {
 	.name = "2x(numa)x3x4 restricted to the last PU of each core",
@@ -265,9 +244,7 @@ static const struct plan_case plan_cases[] = {
 	.pu = {0, 1, 2, 3},
 	.core = {0, 1, 2, 3},
 	.smt = {2, 2, 2, 2},
-	.allowed_cores = 4,
-	.allowed_pus = 8,
-	.machine_pus = 8,
+	ALL_ALLOWED(4, 8),
     },
     {
 	.name = "interleaved numbering, restricted to the second threads",
@@ -302,9 +279,7 @@ static const struct plan_case plan_cases[] = {
 	.pu = {7, 0, 5},
 	.core = {3, 0, 1},
 	.smt = {2, 2, 2},
-	.allowed_cores = 4,
-	.allowed_pus = 8,
-	.machine_pus = 8,
+	ALL_ALLOWED(4, 8),
     },
 };
 
