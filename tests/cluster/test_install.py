@@ -45,6 +45,18 @@ def _keep_manifest(case, build):
     case.addCleanup(restore)
 
 
+def _install(case, build):
+    """`cmake --install` of build into the case's directory, the build's install manifest put
+    back afterwards; returns the prefix."""
+    _keep_manifest(case, build)
+    prefix = case.path("prefix")
+    p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=120)
+    case.assertEqual(p.returncode, 0, p.stdout)
+    return prefix
+
+
 def _files_under(top):
     return sorted(os.path.relpath(os.path.join(d, f), top)
                   for d, _s, fs in os.walk(top) for f in fs)
@@ -72,12 +84,7 @@ class Install(ct.TempDirCase):
         build = _build_tree()
         if not build:
             self.skipTest("the binary is not in a CMake build tree")
-        _keep_manifest(self, build)
-        prefix = self.path("prefix")
-        p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stdout)
+        prefix = _install(self, build)
         found = [d for d, _s, fs in os.walk(prefix) if "catalogue.json" in fs]
         self.assertEqual(len(found), 1, found)
         package = found[0]
@@ -114,12 +121,7 @@ class Install(ct.TempDirCase):
         man = os.path.join(build, "man", "stagebench.1")
         if not os.path.exists(man):
             self.skipTest("configured with -DSTAGEBENCH_MAN=OFF: no man pages")
-        _keep_manifest(self, build)
-        prefix = self.path("prefix")
-        p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stdout)
+        prefix = _install(self, build)
         files = _files_under(prefix)
         expected = ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]
         expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]

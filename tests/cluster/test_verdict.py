@@ -173,6 +173,20 @@ class Case(unittest.TestCase):
         p = ct.run_script("stagebench-collect", [self.dir] + list(args))
         return p
 
+    def run_1a_and_collect(self, offsets, start_in, **how):
+        """`stagebench run 1a` as the three nodes (skews= or envs= as run_nodes takes them),
+        each exiting 0; then, with the manifest of the offsets measured, the collector's JSON
+        report, which must come with exit status 1."""
+        stage = os.path.join(self.dir, "stage")
+        res = run_nodes(NODES, ["1a"], self.dir, stage, start_in=start_in, **how)
+        for n, (rc, err) in res.items():
+            self.assertEqual(rc, 0, "%s: %s" % (n, err))
+        shutil.rmtree(stage)
+        self.write("manifest.json", manifest(NODES, offsets))
+        p = self.cli("--format", "json")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        return json.loads(p.stdout)
+
 
 class StartVerdict(Case):
     def test_measured_offsets_held(self):
@@ -204,15 +218,7 @@ class StartVerdict(Case):
         offsets = {n: measure(n, skews[n]) for n in NODES}
         for n in NODES:
             self.assertLess(abs(offsets[n]["offset_s"] - skews[n]), 0.2, offsets[n])
-        res = run_nodes(NODES, ["1a"], self.dir, os.path.join(self.dir, "stage"),
-                        start_in=6.0, skews=skews)
-        for n, (rc, err) in res.items():
-            self.assertEqual(rc, 0, "%s: %s" % (n, err))
-        shutil.rmtree(os.path.join(self.dir, "stage"))
-        self.write("manifest.json", manifest(NODES, offsets))
-        p = self.cli("--format", "json")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        rep = json.loads(p.stdout)
+        rep = self.run_1a_and_collect(offsets, 6.0, skews=skews)
         st = rep["parts"][0]["start"]
         self.assertEqual(st["verdict"], "NOT held")
         out = {o["node"]: o for o in st["nodes_out"]}
@@ -300,15 +306,8 @@ class StartVerdict(Case):
         its own warning in the report; exit 1."""
         offsets = {n: measure(n) for n in NODES}
         # the step lands in the wait whenever the set-up takes less than 5 s (a loaded machine)
-        res = run_nodes(NODES, ["1a"], self.dir, os.path.join(self.dir, "stage"), start_in=10.0,
-                        envs={"n2": shim_env("clock:step=+1.5@after=5")})
-        for n, (rc, err) in res.items():
-            self.assertEqual(rc, 0, "%s: %s" % (n, err))
-        shutil.rmtree(os.path.join(self.dir, "stage"))
-        self.write("manifest.json", manifest(NODES, offsets))
-        p = self.cli("--format", "json")
-        self.assertEqual(p.returncode, 1, p.stderr)
-        rep = json.loads(p.stdout)
+        rep = self.run_1a_and_collect(offsets, 10.0,
+                                      envs={"n2": shim_env("clock:step=+1.5@after=5")})
         st = rep["parts"][0]["start"]
         self.assertEqual(st["verdict"], "NOT held")
         self.assertEqual([o["node"] for o in st["nodes_out"]], ["n2"])

@@ -2,6 +2,7 @@
 """Output that cannot be written: stdout on /dev/full, closed, or redirected to a full
 filesystem, and --out on a full filesystem. Each exits non-zero (1, or the command's own
 worse status) with the real cause on stderr, never 0 with an empty or missing summary."""
+import contextlib
 import errno
 import json
 import os
@@ -26,6 +27,14 @@ def fill(d):
 
 
 class Output(ft.FaultCase):
+    @contextlib.contextmanager
+    def full_filesystem(self):
+        """A small tmpfs already full (root only: it mounts), unmounted afterwards."""
+        ft.require_root(self)
+        with ft.tmpfs(self.path("full"), "size=256k") as d:
+            fill(d)
+            yield d
+
     def assert_cause(self, p, code, text):
         self.assertEqual(p.returncode, code, p.stderr)
         errs = [l for l in ft.lines(p.stderr) if l.startswith("stagebench: error: ")]
@@ -58,10 +67,8 @@ class Output(ft.FaultCase):
         self.assertEqual(run(["clean", "4", "--dir", stage]).returncode, 0)
 
     def test_json_redirected_to_a_full_filesystem(self):
-        ft.require_root(self)
         stage = self.stage()
-        with ft.tmpfs(self.path("full"), "size=256k") as d:
-            fill(d)
+        with self.full_filesystem() as d:
             target = os.path.join(d, "node.json")
             with open(target, "w") as f:
                 p = subprocess.run([ft.binary()] + RUN + ["--dir", stage, "--format", "json"],
@@ -69,10 +76,8 @@ class Output(ft.FaultCase):
             self.assert_cause(p, 1, "cannot write to standard output: No space left on device")
 
     def test_out_on_a_full_filesystem(self):
-        ft.require_root(self)
         stage = self.stage()
-        with ft.tmpfs(self.path("full"), "size=256k") as d:
-            fill(d)
+        with self.full_filesystem() as d:
             out = os.path.join(d, "node.json")
             p = run(RUN + ["--dir", stage, "--out", out])
             self.assert_cause(p, 1, "cannot write the summary to '%s': No space left on device"

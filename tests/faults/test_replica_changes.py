@@ -45,6 +45,16 @@ class ReplicaChanges(ft.FaultCase):
         p = run(["prepare", test, "--scale", "tiny", "--dir", self.stage()])
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def start_2_in_wait(self, out, start_in):
+        """Start test 2 with --verify on the prepared replica; returns the process once every
+        thread has the replica open: set-up is over, the wait for the start began."""
+        n = len(ft.sbtest.info()["threads"])
+        proc = ft.popen(["run", "2", "--scale", "tiny", "--dir", self.stage(), "--start-in",
+                         start_in, "--verify", "--out", out])
+        self.addCleanup(ft.reap, proc)
+        ft.wait_for(lambda: ft.sbtest.opened_by_all(proc, "stagebench.2.8MiB", n))
+        return proc
+
     def test_1a_replica_deleted(self):
         self.prepare("1a")
         replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
@@ -56,18 +66,25 @@ class ReplicaChanges(ft.FaultCase):
                          r"^thread \d+: open '%s': No such file or directory$" % re.escape(replica))
         self.assertIn("No such file or directory", err)
 
-    def test_1a_replica_truncated(self):
-        self.prepare("1a")
-        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
-        proc, out = self.start_long(["run", "1a", "--passes", "100000"])
+    def truncated_while_read(self, test, name, args, size):
+        """Prepare test, run args on it and cut its replica (name) to size while the part
+        reads: the offset of the read error that failed the part."""
+        self.prepare(test)
+        replica = os.path.join(os.path.realpath(self.stage()), name)
+        proc, out = self.start_long(args)
         self.wait_running(proc, out)
-        os.truncate(replica, 1 * MiB + 512)
+        os.truncate(replica, size)
         s, part, err = self.finish(proc, out)
         m = re.match(r"^thread \d+: read '%s' at (\d+): Input/output error$" % re.escape(replica),
                      part["error"])
         self.assertTrue(m, part["error"])
+        return int(m.group(1))
+
+    def test_1a_replica_truncated(self):
+        at = self.truncated_while_read("1a", "stagebench.1a.4MiB",
+                                       ["run", "1a", "--passes", "100000"], 1 * MiB + 512)
         # where the file ended for the reader: at its new end, or where a pass stood
-        self.assertLess(int(m.group(1)), 4 * MiB)
+        self.assertLess(at, 4 * MiB)
 
     def test_1a_replica_replaced_by_another_node(self):
         # another node recreates the replica (rename over it, new generation) while this one
@@ -86,16 +103,9 @@ class ReplicaChanges(ft.FaultCase):
                          % (re.escape(replica), s["tests"][0]["generation"], gen))
 
     def test_2_replica_truncated(self):
-        self.prepare("2")
-        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.2.8MiB")
-        proc, out = self.start_long(["run", "2a", "--count", "100000000"])
-        self.wait_running(proc, out)
-        os.truncate(replica, 1 * MiB)
-        s, part, err = self.finish(proc, out)
-        m = re.match(r"^thread \d+: read '%s' at (\d+): Input/output error$" % re.escape(replica),
-                     part["error"])
-        self.assertTrue(m, part["error"])
-        self.assertGreaterEqual(int(m.group(1)), 1 * MiB)
+        at = self.truncated_while_read("2", "stagebench.2.8MiB",
+                                       ["run", "2a", "--count", "100000000"], 1 * MiB)
+        self.assertGreaterEqual(at, 1 * MiB)
 
     def test_2_replica_deleted_or_replaced(self):
         # Each part of 2 opens the replica once, in set-up: when it is deleted, or another
@@ -106,27 +116,13 @@ class ReplicaChanges(ft.FaultCase):
         for how in ("deleted", "replaced"):
             with self.subTest(how=how):
                 self.prepare("2")
-                stage = self.stage()
-                replica = os.path.join(stage, "stagebench.2.8MiB")
+                replica = os.path.join(self.stage(), "stagebench.2.8MiB")
                 other = self.path("other")
                 os.makedirs(other, exist_ok=True)
                 self.assertEqual(run(["prepare", "2", "--scale", "tiny", "--dir", other])
                                  .returncode, 0)
                 out = self.path("s-%s.json" % how)
-                proc = ft.popen(["run", "2", "--scale", "tiny", "--dir", stage,
-                                 "--start-in", "1.5", "--verify", "--out", out])
-                n = len(ft.sbtest.info()["threads"])
-
-                def opened():
-                    # every thread has the replica open: set-up is over, the wait began
-                    fds = "/proc/%d/fd" % proc.pid
-                    try:
-                        links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
-                    except OSError:
-                        return proc.poll() is not None
-                    return sum(l.endswith("stagebench.2.8MiB") for l in links) >= n
-
-                ft.wait_for(opened)
+                proc = self.start_2_in_wait(out, "1.5")
                 time.sleep(0.3)  # the identity is taken right after set-up, in the wait
                 if how == "deleted":
                     os.unlink(replica)
@@ -211,23 +207,9 @@ class ReplicaChanges(ft.FaultCase):
     def test_2_open_never_follows_a_symlink(self):
         # 2b opens the replica in its set-up: a symlink put there after 2a opened it fails 2b
         self.prepare("2")
-        stage = self.stage()
-        replica = os.path.join(os.path.realpath(stage), "stagebench.2.8MiB")
+        replica = os.path.join(os.path.realpath(self.stage()), "stagebench.2.8MiB")
         out = self.path("s.json")
-        proc = ft.popen(["run", "2", "--scale", "tiny", "--dir", stage, "--start-in", "1",
-                         "--verify", "--out", out])
-        self.addCleanup(ft.reap, proc)
-        n = len(ft.sbtest.info()["threads"])
-
-        def opened():
-            fds = "/proc/%d/fd" % proc.pid
-            try:
-                links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
-            except OSError:
-                return proc.poll() is not None
-            return sum(l.endswith("stagebench.2.8MiB") for l in links) >= n
-
-        ft.wait_for(opened)
+        proc = self.start_2_in_wait(out, "1")
         self.plant_symlink(replica)
         _, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 1, err)

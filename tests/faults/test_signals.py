@@ -52,30 +52,29 @@ class Signals(ft.FaultCase):
         self.assertEqual(s["tests"][0]["status"], "interrupted")
         return s
 
-    def test_sigint_while_waiting_for_the_start(self):
-        stage = self.stage()
-        proc, out = self.start(["run", "4a", "--scale", "tiny", "--dir", stage,
-                                "--start-in", "60"])
+    def interrupt_part(self, args, sig, after, within):
+        """`stagebench run ARGS` on the stage, sig sent `after` seconds once its threads are
+        up: the interrupted part of its summary."""
+        proc, out = self.start(["run"] + args + ["--scale", "tiny", "--dir", self.stage()])
         self.threads_up(proc)
-        time.sleep(0.3)
-        self.interrupt(proc, signal.SIGINT, within=3)
-        s = self.check_summary(out, 130, "SIGINT")
+        time.sleep(after)
+        self.interrupt(proc, sig, within=within)
+        s = self.check_summary(out, 130 if sig == signal.SIGINT else 143, sig.name)
         part = s["tests"][0]["parts"][0]
         self.assertEqual(part["status"], "interrupted")
+        return part
+
+    def test_sigint_while_waiting_for_the_start(self):
+        stage = self.stage()
+        part = self.interrupt_part(["4a", "--start-in", "60"], signal.SIGINT, 0.3, within=3)
         self.assertEqual(part["files"], 0)
         self.assertTrue(all(t["release_at"] == 0 for t in part["per_thread"]))
         self.assertEqual(os.listdir(stage), [])
 
     def test_sigterm_during_a_part(self):
         stage = self.stage()
-        proc, out = self.start(["run", "1a", "--scale", "tiny", "--dir", stage,
-                                "--start-in", "0.2", "--passes", "100000"])
-        self.threads_up(proc)
-        time.sleep(1.0)
-        self.interrupt(proc, signal.SIGTERM, within=5)
-        s = self.check_summary(out, 143, "SIGTERM")
-        part = s["tests"][0]["parts"][0]
-        self.assertEqual(part["status"], "interrupted")
+        part = self.interrupt_part(["1a", "--start-in", "0.2", "--passes", "100000"],
+                                   signal.SIGTERM, 1.0, within=5)
         self.assertGreater(part["ops"], 0)
         self.assertTrue(all(t["release_at"] > 0 for t in part["per_thread"]))
         # the replica was complete before the part: it stays

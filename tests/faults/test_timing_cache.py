@@ -18,16 +18,6 @@ import faulttest as ft
 from faulttest import run
 
 
-def opened_by_all(proc, name, n):
-    """Every worker thread has the replica open: set-up is over, the wait began."""
-    fds = "/proc/%d/fd" % proc.pid
-    try:
-        links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
-    except OSError:
-        return proc.poll() is not None
-    return sum(l.endswith(name) for l in links) >= n
-
-
 class Late(ft.FaultCase):
     def test_stopped_in_the_wait_is_late(self):
         stage = self.stage()
@@ -38,7 +28,7 @@ class Late(ft.FaultCase):
         proc = ft.popen(["run", "2a", "--scale", "tiny", "--dir", stage, "--start-at",
                          "%.6f" % at, "--out", out])
         self.addCleanup(ft.reap, proc)
-        ft.wait_for(lambda: opened_by_all(proc, "stagebench.2.8MiB", n))
+        ft.wait_for(lambda: ft.sbtest.opened_by_all(proc, "stagebench.2.8MiB", n))
         time.sleep(0.2)  # the start instant is decided just after set-up
         os.kill(proc.pid, signal.SIGSTOP)
         time.sleep(max(0.0, at + 1.5 - time.time()))

@@ -48,6 +48,19 @@ def info():
     return json.loads(p.stdout)
 
 
+def opened_by_all(proc, name, n):
+    """Whether n descriptors of proc (one per worker thread) have open a file whose path ends
+    in name: the threads' set-up is over and the wait for the start began. True too when proc
+    has ended (or its /proc entry is gone), so that a wait on it ends and the test's own checks
+    say why."""
+    fds = "/proc/%d/fd" % proc.pid
+    try:
+        links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
+    except OSError:
+        return proc.poll() is not None
+    return sum(l.endswith(name) for l in links) >= n
+
+
 class TempDirCase(unittest.TestCase):
     """A fresh temporary directory per test under /tmp, removed afterwards."""
 

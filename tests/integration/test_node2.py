@@ -29,15 +29,6 @@ def cached_fraction(path):
     return res / size
 
 
-def opened_by_all(proc, name, n):
-    fds = "/proc/%d/fd" % proc.pid
-    try:
-        links = [os.readlink(os.path.join(fds, f)) for f in os.listdir(fds)]
-    except OSError:
-        return proc.poll() is not None
-    return sum(l.endswith(name) for l in links) >= n
-
-
 def wait_for(cond, timeout=30.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -158,7 +149,7 @@ class Cold(sbtest.TempDirCase):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.addCleanup(proc.kill)
         # the replica was created by this run and its threads have it open: in the wait
-        wait_for(lambda: opened_by_all(proc, "stagebench.2.8MiB", n))
+        wait_for(lambda: sbtest.opened_by_all(proc, "stagebench.2.8MiB", n))
         self.assertLess(cached_fraction(os.path.join(stage, "stagebench.2.8MiB")), 0.10)
         _, err = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 0, err)
