@@ -224,45 +224,50 @@ def _add(c, r):
             for p in [part] if part else catalogue.load().tests.get(test, {}).get("parts", []):
                 c.group(test, rep, p)
     for test, rep, part, p in r["entries"]:
-        g = c.group(test, rep, part)
-        ok = p["status"] in OK_STATUSES
-        if ok:
-            if p["hist"]:
-                g.hist.merge(node, p["hist"])
-            t = array.array("d")
-            t.frombytes(p["times"])
-            g.times.extend(t)
-            for tt, index, cpu in p["top"]:
-                item = (tt, node, index, cpu)
-                if len(g.top) < TOP_THREADS:
-                    heapq.heappush(g.top, item)
-                elif item > g.top[0]:
-                    heapq.heapreplace(g.top, item)
-        if g.start_at is None:
-            g.start_at = p["start_at"]
-        g.entries[node] = {
-            "ok": ok, "status": p["status"], "error": p["error"], "file": r["file"],
-            "node_time_s": p["node_time_s"], "bytes": p["bytes"], "ops": p["ops"],
-            "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
-            "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
-            "thread_max": p.get("thread_max"), "late": p["late"],
-            "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
-            "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
-            "clock_step_total_s": p.get("clock_step_total_s"),
-            # the node says whether it saw this part's step while waiting for the start
-            "step_in_wait": any("while waiting for the start" in w
-                                for w in p.get("warnings") or []),
-            "residency": p.get("cache_residency"),
-            # node/2 writes no residency and no reason where there is no replica (test 4)
-            "residency_na": r.get("schema") != "stagebench.node/1" and
-            p.get("cache_residency") is None and p.get("cache_residency_error") is None and
-            p.get("cache_expected") is None,
-            "residency_error": p.get("cache_residency_error"),
-            "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
-            "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
-            "first_pass_s": p.get("first_pass_s"),
-            "rest_pass_median_s": p.get("rest_pass_median_s"),
-        }
+        _add_part(c.group(test, rep, part), node, r, p)
+
+
+def _add_part(g, node, r, p):
+    """One part of a node's summary into its group: the figures merged (histogram, thread
+    times, slowest threads) when it ran, and the node's entry."""
+    ok = p["status"] in OK_STATUSES
+    if ok:
+        if p["hist"]:
+            g.hist.merge(node, p["hist"])
+        t = array.array("d")
+        t.frombytes(p["times"])
+        g.times.extend(t)
+        for tt, index, cpu in p["top"]:
+            item = (tt, node, index, cpu)
+            if len(g.top) < TOP_THREADS:
+                heapq.heappush(g.top, item)
+            elif item > g.top[0]:
+                heapq.heapreplace(g.top, item)
+    if g.start_at is None:
+        g.start_at = p["start_at"]
+    g.entries[node] = {
+        "ok": ok, "status": p["status"], "error": p["error"], "file": r["file"],
+        "node_time_s": p["node_time_s"], "bytes": p["bytes"], "ops": p["ops"],
+        "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
+        "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
+        "thread_max": p.get("thread_max"), "late": p["late"],
+        "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
+        "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
+        "clock_step_total_s": p.get("clock_step_total_s"),
+        # the node says whether it saw this part's step while waiting for the start
+        "step_in_wait": any("while waiting for the start" in w
+                            for w in p.get("warnings") or []),
+        "residency": p.get("cache_residency"),
+        # node/2 writes no residency and no reason where there is no replica (test 4)
+        "residency_na": r.get("schema") != "stagebench.node/1" and
+        p.get("cache_residency") is None and p.get("cache_residency_error") is None and
+        p.get("cache_expected") is None,
+        "residency_error": p.get("cache_residency_error"),
+        "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
+        "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
+        "first_pass_s": p.get("first_pass_s"),
+        "rest_pass_median_s": p.get("rest_pass_median_s"),
+    }
 
 
 def _merge_facts(facts, r):
@@ -413,21 +418,8 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     servers = _servers(c, m, allnodes)
 
     offsets, no_offset = V.node_offsets(m, c.nodes)
-    parts_out = []
-    tests = {}
-    failed_nodes, missing_nodes, bad_sync = set(), set(), []
-    for k in sorted(c.groups, key=group_sort_key):
-        g = c.groups[k]
-        pr = _part_report(g, c, allnodes, expected_set, servers, top)
-        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
-        pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
-            pr["start"]["verdict"])
-        parts_out.append(pr)
-        failed_nodes.update(f["node"] for f in pr["failed"])
-        missing_nodes.update(pr["missing"])
-        if pr["start_synchronized"] is False:
-            bad_sync.append(pr)
-        _test_add(tests, g, pr)
+    parts_out, tests, failed_nodes, missing_nodes, bad_sync = _parts_out(
+        c, allnodes, expected_set, servers, top, offsets, no_offset)
     # Whole-node failures without any part (summary of a node that ran nothing).
     for (test, rep, part), errs in c.test_errors.items():
         if test is None:
@@ -489,6 +481,28 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     report["status"] = "failed" if problems else "ok"
     report["exit_code"] = L.EXIT_FAILED if problems else L.EXIT_OK
     return report
+
+
+def _parts_out(c, allnodes, expected_set, servers, top, offsets, no_offset):
+    """Every part's report with its start verdict, in the report's order; each counted in its
+    test; the nodes that failed or are missing in any part, and the parts whose start was NOT
+    held."""
+    parts_out = []
+    tests = {}
+    failed_nodes, missing_nodes, bad_sync = set(), set(), []
+    for k in sorted(c.groups, key=group_sort_key):
+        g = c.groups[k]
+        pr = _part_report(g, c, allnodes, expected_set, servers, top)
+        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
+        pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
+            pr["start"]["verdict"])
+        parts_out.append(pr)
+        failed_nodes.update(f["node"] for f in pr["failed"])
+        missing_nodes.update(pr["missing"])
+        if pr["start_synchronized"] is False:
+            bad_sync.append(pr)
+        _test_add(tests, g, pr)
+    return parts_out, tests, failed_nodes, missing_nodes, bad_sync
 
 
 def _fold_warnings(ws):
