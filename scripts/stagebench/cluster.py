@@ -58,7 +58,19 @@ def parse_args(argv):
         prog="stagebench-cluster", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run stagebench on every node of a cluster at once and collect the "
                     "results.", epilog=EPILOG)
-    g = ap.add_argument_group("nodes")
+    _node_options(ap.add_argument_group("nodes"))
+    _launch_options(ap.add_argument_group("launching"))
+    _clock_options(ap.add_argument_group("clocks and caches"))
+    _result_options(ap.add_argument_group("results"))
+    _run_options(ap.add_argument_group("options passed to 'stagebench run' on the nodes"))
+    ap.add_argument("tests", nargs="*", metavar="TEST",
+                    help="1a 1b 2 3 4 all, or parts (2a)")
+    ap.add_argument("--version", action=catalogue.VersionAction)
+    return ap.parse_args(argv)
+
+
+def _node_options(g):
+    """Which nodes, and their /stage servers."""
     g.add_argument("-w", dest="nodes", action="append", metavar="NODESET",
                    help="nodes as a node set: 'node[001-128],login2' (repeatable)")
     g.add_argument("-g", dest="group", action="append", metavar="GROUP",
@@ -68,7 +80,10 @@ def parse_args(argv):
                    help="leave these nodes out")
     g.add_argument("--servers", metavar="FILE",
                    help="the /stage server of each node: lines 'NODESET SERVER'")
-    g = ap.add_argument_group("launching")
+
+
+def _launch_options(g):
+    """How commands reach the nodes, and their time limits."""
     g.add_argument("--launcher", choices=("clush", "pdsh", "srun"), default="clush",
                    help="how commands reach the nodes (default: clush)")
     g.add_argument("--exec", dest="exec_mode", action="store_true",
@@ -102,7 +117,10 @@ def parse_args(argv):
     g.add_argument("--lead", default=str(MIN_LEAD_S), metavar="SECONDS",
                    help="least time from launch to start (default and minimum: 3; raised to "
                         "cover twice the launch time measured)")
-    g = ap.add_argument_group("clocks and caches")
+
+
+def _clock_options(g):
+    """The nodes' clocks against this host; the servers' caches before test 3."""
     g.add_argument("--max-offset", default="0.1", metavar="SECONDS",
                    help="warn before the first part about nodes whose clock offset against "
                         "this host, plus its uncertainty, exceeds it (default: 0.1)")
@@ -113,7 +131,10 @@ def parse_args(argv):
                    help="a command run on this host (its words, no shell) before each part of "
                         "test 3 to drop the /stage servers' caches; its outcome goes into the "
                         "manifest")
-    g = ap.add_argument_group("results")
+
+
+def _result_options(g):
+    """Where the summaries go, what is printed and kept."""
     g.add_argument("--results", required=True, metavar="DIR",
                    help="results directory: the run goes to DIR/<run-id>/")
     g.add_argument("--run-id", metavar="ID", help="name of the run (default: UTC date-time)")
@@ -137,7 +158,10 @@ def parse_args(argv):
                    help="a stagebench on this machine that checks the run options before "
                         "anything is launched (default: the one beside this script, else "
                         "on PATH; none: no check)")
-    g = ap.add_argument_group("options passed to 'stagebench run' on the nodes")
+
+
+def _run_options(g):
+    """Passed on to `stagebench run` on every node, as given."""
     same = "as stagebench run's"
     g.add_argument("--scale", choices=("spec", "small", "tiny"), default="spec",
                    help=same + " (default: spec)")
@@ -149,10 +173,6 @@ def parse_args(argv):
         g.add_argument("--" + opt, metavar=meta, help=same)
     for f in RUN_FLAGS:
         g.add_argument("--" + f.replace("_", "-"), action="store_true", help=same)
-    ap.add_argument("tests", nargs="*", metavar="TEST",
-                    help="1a 1b 2 3 4 all, or parts (2a)")
-    ap.add_argument("--version", action=catalogue.VersionAction)
-    return ap.parse_args(argv)
 
 
 def main():

@@ -166,6 +166,9 @@ class Launcher:
     # -- set-up
 
     def setup(self):
+        """Every option checked and resolved before anything is launched, in steps: the tests,
+        the time limits, the commands, the nodes, where the results go, the engine; then the
+        run options, by the stagebench on this machine."""
         a = self.args
         if a.exec_mode and a.launcher == "srun":
             raise L.UsageError("--exec works with clush and pdsh, not srun")
@@ -180,6 +183,16 @@ class Launcher:
                 raise L.UsageError("--%s overrides one part: name a single part" % opt)
         if a.file_size is not None and len(self.plan) != 1:
             raise L.UsageError("--file-size overrides one test's replica: name a single test")
+        self.setup_times()
+        self.setup_commands()
+        self.setup_nodes()
+        self.setup_results()
+        self.setup_engine()
+        self.check_run_options()
+
+    def setup_times(self):
+        """--timeout, --prepare-timeout, --info-timeout, --lead, --max-offset, --interval."""
+        a = self.args
         self.timeout = L.parse_seconds(a.timeout, "--timeout", 1, 7 * 86400)
         self.prepare_timeout = L.parse_seconds(a.prepare_timeout, "--prepare-timeout", 1,
                                                7 * 86400)
@@ -190,6 +203,10 @@ class Launcher:
         self.interval = 0.0
         if a.interval is not None:
             self.interval = L.parse_seconds(a.interval, "--interval", 1, 86400)
+
+    def setup_commands(self):
+        """--server-drop's words, --fanout's range, the --stagebench and --dir templates."""
+        a = self.args
         self.server_drop = None
         if a.server_drop is not None:
             try:
@@ -212,7 +229,11 @@ class Launcher:
                                    "--exec" % (opt, v))
         self.stagebench = self._template(a.stagebench)
         self.dir = self._template(a.dir) if a.dir else None
-        # nodes
+
+    def setup_nodes(self):
+        """The nodes (-w, -g, --hostfile, else Slurm's allocation for srun; less -x) and, with
+        --servers, the server of each."""
+        a = self.args
         nodes = []
         for ns in a.nodes or []:
             nodes += nodeset_expand(ns)
@@ -239,6 +260,11 @@ class Launcher:
             if lost:
                 raise L.UsageError("--servers %s does not name the server of %s"
                                    % (a.servers, nodeset_fold(lost)))
+
+    def setup_results(self):
+        """How the summaries come back (--gather), the run id, the run directory, and the
+        node-local scratch directory; --topology's needs."""
+        a = self.args
         gather = a.gather or ("shared" if a.exec_mode or a.launcher == "srun" else "rcopy")
         if gather == "rcopy" and (a.exec_mode or a.launcher == "srun"):
             raise L.UsageError("--gather rcopy needs clush or pdsh over ssh")
@@ -265,6 +291,10 @@ class Launcher:
                 raise L.UsageError("--topology: the summaries are not copied back through "
                                    "gateways: give --gather shared (a results directory "
                                    "every node can write)")
+
+    def setup_engine(self):
+        """The engine, whether it arms the nodes, its fan-out, and the tools it needs here."""
+        a = self.args
         self.engine = make_engine(a.launcher, a.exec_mode, a.launcher_option, a.fanout,
                                   topology=a.topology)
         # clush and pdsh over ssh arm the nodes (a connection held for seconds, not for a
@@ -285,9 +315,9 @@ class Launcher:
                 % (a.fanout, len(self.nodes), "--exec" if a.exec_mode else a.launcher, a.fanout))
         if not a.dry_run:
             self.engine.check_installed()
-        if gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and not F.which("rpdcp"):
+        if self.gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and \
+                not F.which("rpdcp"):
             raise L.UsageError("--gather rcopy with pdsh needs rpdcp (Debian: pdsh)")
-        self.check_run_options()
 
     def find_check_binary(self):
         """The stagebench on this machine that checks the run options and gives the test
@@ -1193,10 +1223,35 @@ class Launcher:
         return L.EXIT_OK
 
     def main(self):
+        """The whole run: set-up (or the dry run), the run directory and manifest, the info
+        round and the clocks, every repetition's rounds, the end; the report."""
         a = self.args
         self.setup()
         if a.dry_run:
             return self.dry_run()
+        self.make_rundir()
+        P.set_subreaper()
+        signal.signal(signal.SIGINT, self.on_signal)
+        signal.signal(signal.SIGTERM, self.on_signal)
+        self._prepared = set()
+        self.manifest = self.new_manifest()
+        self.save_manifest()
+        L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
+                                                   "" if len(self.nodes) == 1 else "s",
+                                                   self.rundir))
+        if self.engine.name == "srun" and not os.environ.get("SLURM_JOB_ID"):
+            self.warn("srun outside a Slurm allocation: every round is a job of its own, "
+                      "queued and allocated anew (run the launcher within salloc or sbatch)")
+        if not self.start_phase():
+            return self.finish(L.EXIT_PRECONDITION)
+        preparers = {}
+        self.repetitions(preparers)
+        self.end_phase(preparers)
+        return self.finish(None)
+
+    def make_rundir(self):
+        """RESULTS/<run-id>/ and its logs/, fresh: a run directory that holds a run is
+        refused."""
         if os.path.exists(os.path.join(self.rundir, L.MANIFEST)):
             raise L.UsageError("results directory %s already holds a run: choose another "
                                "--run-id" % self.rundir)
@@ -1206,12 +1261,12 @@ class Launcher:
             F.make_dir(os.path.join(self.rundir, "logs"), 0o755)
         except OSError as e:
             L.fail("cannot create %s: %s" % (self.rundir, L.errno_text(e)), L.EXIT_PRECONDITION)
-        P.set_subreaper()
-        signal.signal(signal.SIGINT, self.on_signal)
-        signal.signal(signal.SIGTERM, self.on_signal)
-        self._prepared = set()
-        unprepared_of = {}  # test -> {server: why}, for the repetitions that keep a replica
-        self.manifest = {
+
+    def new_manifest(self):
+        """The manifest as the run starts: what was asked and how it is launched; the rounds,
+        clocks, servers and preparers are filled in as the run goes."""
+        a = self.args
+        return {
             "schema": L.MANIFEST_SCHEMA, "version": self.catalogue.version, "run_id": self.run_id,
             "created_at": time.time(), "argv": sys.argv,
             "launcher": {"engine": self.engine.name, "exec": self.engine.exec_mode,
@@ -1235,13 +1290,11 @@ class Launcher:
             "launcher_version": self.catalogue.version,
             "launcher_build": local_build(a.local_stagebench or F.find_sibling("stagebench")),
         }
-        self.save_manifest()
-        L.say("run %s: %d node%s, results in %s" % (self.run_id, len(self.nodes),
-                                                   "" if len(self.nodes) == 1 else "s",
-                                                   self.rundir))
-        if self.engine.name == "srun" and not os.environ.get("SLURM_JOB_ID"):
-            self.warn("srun outside a Slurm allocation: every round is a job of its own, "
-                      "queued and allocated anew (run the launcher within salloc or sbatch)")
+
+    def start_phase(self):
+        """The info round (the nodes' names, cores and servers, the lead), then the clocks
+        against --max-offset. False, with the manifest finished, when the run cannot go on: no
+        node answered, or --require-sync found a clock out of tolerance."""
         self.info_phase()
         self.manifest["nodes"] = [self.ident[n] for n in self.nodes]
         self.core_warnings()
@@ -1252,19 +1305,26 @@ class Launcher:
             self.launch_s, len(self.server_nodes), "" if len(self.server_nodes) == 1 else "s",
             self.lead))
         self.save_manifest()
-        preparers = {}
         if usable and self.infos and not self.clock_check(*self.clock_phase("start"),
                                                            which="start"):
             self.manifest["finished_at"] = time.time()
             self.save_manifest()
-            return self.finish(L.EXIT_PRECONDITION)
+            return False
         if not usable or not self.infos:
             self.manifest["finished_at"] = time.time()
             self.save_manifest()
             L.say("error: no node answered the info round (see %s)"
                   % os.path.join(self.rundir, "logs"))
             self.say_errors(self.info_res, "the info round's %g s" % self.info_timeout)
-            return self.finish(L.EXIT_PRECONDITION)
+            return False
+        return True
+
+    def repetitions(self, preparers):
+        """Every repetition of every test: its prepare round where the replica is (re)made,
+        then its parts' rounds (test 3's after --server-drop), until a stop signal. preparers
+        ({server: node}) is kept across repetitions."""
+        a = self.args
+        unprepared_of = {}  # test -> {server: why}, for the repetitions that keep a replica
         for rep in range(1, a.repeat + 1):
             for test, parts in self.plan:
                 if self.stop_signal:
@@ -1288,16 +1348,19 @@ class Launcher:
                         L.say("%s rep %d: %d node%s ran, %d failed or skipped" % (
                             rnd["part"], rep, rnd["count"], "" if rnd["count"] == 1 else "s",
                             bad))
+
+    def end_phase(self, preparers):
+        """After the last part: the clocks again, --clean, the scratch directories, and the
+        manifest finished (interrupted by which signal, if one came)."""
         if not self.stop_signal:
             self.clock_check(*self.clock_phase("end"), which="end")
-        if a.clean and not self.stop_signal:
+        if self.args.clean and not self.stop_signal:
             self.clean_phase(preparers)
         self.scratch_cleanup()
         if self.stop_signal:
             self.manifest["interrupted"] = signal.Signals(self.stop_signal).name
         self.manifest["finished_at"] = time.time()
         self.save_manifest()
-        return self.finish(None)
 
     def finish(self, code):
         rc = code

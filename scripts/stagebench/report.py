@@ -224,45 +224,50 @@ def _add(c, r):
             for p in [part] if part else catalogue.load().tests.get(test, {}).get("parts", []):
                 c.group(test, rep, p)
     for test, rep, part, p in r["entries"]:
-        g = c.group(test, rep, part)
-        ok = p["status"] in OK_STATUSES
-        if ok:
-            if p["hist"]:
-                g.hist.merge(node, p["hist"])
-            t = array.array("d")
-            t.frombytes(p["times"])
-            g.times.extend(t)
-            for tt, index, cpu in p["top"]:
-                item = (tt, node, index, cpu)
-                if len(g.top) < TOP_THREADS:
-                    heapq.heappush(g.top, item)
-                elif item > g.top[0]:
-                    heapq.heapreplace(g.top, item)
-        if g.start_at is None:
-            g.start_at = p["start_at"]
-        g.entries[node] = {
-            "ok": ok, "status": p["status"], "error": p["error"], "file": r["file"],
-            "node_time_s": p["node_time_s"], "bytes": p["bytes"], "ops": p["ops"],
-            "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
-            "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
-            "thread_max": p.get("thread_max"), "late": p["late"],
-            "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
-            "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
-            "clock_step_total_s": p.get("clock_step_total_s"),
-            # the node says whether it saw this part's step while waiting for the start
-            "step_in_wait": any("while waiting for the start" in w
-                                for w in p.get("warnings") or []),
-            "residency": p.get("cache_residency"),
-            # node/2 writes no residency and no reason where there is no replica (test 4)
-            "residency_na": r.get("schema") != "stagebench.node/1" and
-            p.get("cache_residency") is None and p.get("cache_residency_error") is None and
-            p.get("cache_expected") is None,
-            "residency_error": p.get("cache_residency_error"),
-            "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
-            "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
-            "first_pass_s": p.get("first_pass_s"),
-            "rest_pass_median_s": p.get("rest_pass_median_s"),
-        }
+        _add_part(c.group(test, rep, part), node, r, p)
+
+
+def _add_part(g, node, r, p):
+    """One part of a node's summary into its group: the figures merged (histogram, thread
+    times, slowest threads) when it ran, and the node's entry."""
+    ok = p["status"] in OK_STATUSES
+    if ok:
+        if p["hist"]:
+            g.hist.merge(node, p["hist"])
+        t = array.array("d")
+        t.frombytes(p["times"])
+        g.times.extend(t)
+        for tt, index, cpu in p["top"]:
+            item = (tt, node, index, cpu)
+            if len(g.top) < TOP_THREADS:
+                heapq.heappush(g.top, item)
+            elif item > g.top[0]:
+                heapq.heapreplace(g.top, item)
+    if g.start_at is None:
+        g.start_at = p["start_at"]
+    g.entries[node] = {
+        "ok": ok, "status": p["status"], "error": p["error"], "file": r["file"],
+        "node_time_s": p["node_time_s"], "bytes": p["bytes"], "ops": p["ops"],
+        "threads": p["threads"], "start_at": p["start_at"], "rel_min": p["rel_min"],
+        "rel_max": p["rel_max"], "thread_median": p.get("thread_median"),
+        "thread_max": p.get("thread_max"), "late": p["late"],
+        "rel_ns": p.get("release_at_ns"), "io_ns": p.get("first_io_at_ns"),
+        "late_by_s": p.get("late_by_s"), "clock_step_s": p.get("clock_step_s"),
+        "clock_step_total_s": p.get("clock_step_total_s"),
+        # the node says whether it saw this part's step while waiting for the start
+        "step_in_wait": any("while waiting for the start" in w
+                            for w in p.get("warnings") or []),
+        "residency": p.get("cache_residency"),
+        # node/2 writes no residency and no reason where there is no replica (test 4)
+        "residency_na": r.get("schema") != "stagebench.node/1" and
+        p.get("cache_residency") is None and p.get("cache_residency_error") is None and
+        p.get("cache_expected") is None,
+        "residency_error": p.get("cache_residency_error"),
+        "cache_expected": p.get("cache_expected"), "kind": p.get("kind"),
+        "pages": p.get("pages"), "mapped_bytes": p.get("mapped_bytes"),
+        "first_pass_s": p.get("first_pass_s"),
+        "rest_pass_median_s": p.get("rest_pass_median_s"),
+    }
 
 
 def _merge_facts(facts, r):
@@ -413,21 +418,8 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     servers = _servers(c, m, allnodes)
 
     offsets, no_offset = V.node_offsets(m, c.nodes)
-    parts_out = []
-    tests = {}
-    failed_nodes, missing_nodes, bad_sync = set(), set(), []
-    for k in sorted(c.groups, key=group_sort_key):
-        g = c.groups[k]
-        pr = _part_report(g, c, allnodes, expected_set, servers, top)
-        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
-        pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
-            pr["start"]["verdict"])
-        parts_out.append(pr)
-        failed_nodes.update(f["node"] for f in pr["failed"])
-        missing_nodes.update(pr["missing"])
-        if pr["start_synchronized"] is False:
-            bad_sync.append(pr)
-        _test_add(tests, g, pr)
+    parts_out, tests, failed_nodes, missing_nodes, bad_sync = _parts_out(
+        c, allnodes, expected_set, servers, top, offsets, no_offset)
     # Whole-node failures without any part (summary of a node that ran nothing).
     for (test, rep, part), errs in c.test_errors.items():
         if test is None:
@@ -491,6 +483,28 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     return report
 
 
+def _parts_out(c, allnodes, expected_set, servers, top, offsets, no_offset):
+    """Every part's report with its start verdict, in the report's order; each counted in its
+    test; the nodes that failed or are missing in any part, and the parts whose start was NOT
+    held."""
+    parts_out = []
+    tests = {}
+    failed_nodes, missing_nodes, bad_sync = set(), set(), []
+    for k in sorted(c.groups, key=group_sort_key):
+        g = c.groups[k]
+        pr = _part_report(g, c, allnodes, expected_set, servers, top)
+        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
+        pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
+            pr["start"]["verdict"])
+        parts_out.append(pr)
+        failed_nodes.update(f["node"] for f in pr["failed"])
+        missing_nodes.update(pr["missing"])
+        if pr["start_synchronized"] is False:
+            bad_sync.append(pr)
+        _test_add(tests, g, pr)
+    return parts_out, tests, failed_nodes, missing_nodes, bad_sync
+
+
 def _fold_warnings(ws):
     """The nodes' warnings, one entry per (part, repetition, text) with the nodes that wrote
     it: ten thousand nodes whose clock is not synchronized make one line, not ten thousand."""
@@ -522,6 +536,59 @@ def _offsets_out(m, offsets, no_offset):
 
 
 def _part_report(g, c, allnodes, expected_set, servers, top):
+    """One part and repetition across the nodes: who ran it, failed or is missing, the node
+    and cluster times, bytes and rate, latency, the start spread, the slowest nodes and
+    threads, the results per server."""
+    ok, failed, missing = _part_nodes(g, c, allnodes, expected_set)
+    times = sorted(g.entries[n]["node_time_s"] for n in ok)
+    cluster = times[-1] if times else None
+    res = V.residency(g.entries, ok)
+    # A node that read from its own cache is left out of the blame: its time does not make
+    # the median that the others are judged against, and it is not listed as slow.
+    warm = set(res["warm_nodes"])
+    judged = [n for n in ok if n not in warm]
+    med = _median(sorted(g.entries[n]["node_time_s"] for n in judged))
+    nbytes = sum(g.entries[n]["bytes"] for n in ok)
+    threads = sum(g.entries[n]["threads"] for n in ok)
+    rels = [(g.entries[n]["rel_min"], g.entries[n]["rel_max"]) for n in ok
+            if g.entries[n]["rel_min"] is not None]
+    spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
+    first_rel = min((a for a, _b in rels), default=None)
+    tmed = _median_sorted_array(g.times)
+    late = sorted([n for n in ok if g.entries[n]["late"]], key=L.natural_key)
+    rate = _rate(g, ok, nbytes, cluster)
+    return {
+        "test": g.test, "repetition": g.rep, "part": g.part,
+        "start_at": g.start_at,
+        "nodes_expected": len(expected_set),
+        "nodes_ok": len(ok), "nodes_failed": len(failed), "nodes_missing": len(missing),
+        "threads": threads,
+        "node_time_s": {"min": times[0] if times else None, "median": med, "max": cluster},
+        "cluster_time_s": cluster,
+        "bytes": nbytes,
+        "bandwidth_Bps": None if rate["unit"] == "pages/s" else rate["value"],
+        "rate": rate,
+        "residency": res,
+        "first_pass": _first_pass(g, ok),
+        "latency_s": g.hist.to_json(),
+        "latency_not_merged": g.hist.skipped,
+        "thread_time_median_s": tmed,
+        "start_spread_s": spread,
+        "start_synchronized": None if spread is None else spread < START_SYNC_LIMIT_S,
+        "late": late,
+        "slowest": _slowest_nodes(g, judged, med, first_rel, servers, top),
+        "slowest_threads": _slowest_threads(g, tmed, top),
+        "servers": _part_servers(g, ok, servers),
+        "failed": failed,
+        "missing": missing,
+        "_node_times": {n: g.entries[n]["node_time_s"] for n in ok},
+    }
+
+
+def _part_nodes(g, c, allnodes, expected_set):
+    """Every node of the run in the part: ok (its names), failed ({"node", "status", "error"}
+    from its summary, a test error of its summary, the launcher, or its summary that ran
+    nothing) or missing (expected, nothing known)."""
     ok, failed, missing = [], [], []
     terrs = dict(c.test_errors.get((g.test, g.rep, None), {}))
     terrs.update(c.test_errors.get((g.test, g.rep, g.part), {}))
@@ -545,20 +612,12 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
             failed.append({"node": n, "status": "failed", "error": whole[n]})
         elif n in expected_set:
             missing.append(n)
-    times = sorted(g.entries[n]["node_time_s"] for n in ok)
-    cluster = times[-1] if times else None
-    res = V.residency(g.entries, ok)
-    # A node that read from its own cache is left out of the blame: its time does not make
-    # the median that the others are judged against, and it is not listed as slow.
-    warm = set(res["warm_nodes"])
-    judged = [n for n in ok if n not in warm]
-    med = _median(sorted(g.entries[n]["node_time_s"] for n in judged))
-    nbytes = sum(g.entries[n]["bytes"] for n in ok)
-    threads = sum(g.entries[n]["threads"] for n in ok)
-    rels = [(g.entries[n]["rel_min"], g.entries[n]["rel_max"]) for n in ok
-            if g.entries[n]["rel_min"] is not None]
-    spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
-    first_rel = min((a for a, _b in rels), default=None)
+    return ok, failed, missing
+
+
+def _slowest_nodes(g, judged, med, first_rel, servers, top):
+    """The top slowest of the judged nodes, with their deviation from the median node time
+    and their release after the first node's."""
     slowest = []
     for n in sorted(judged, key=lambda n: (-g.entries[n]["node_time_s"], L.natural_key(n)))[:top]:
         e = g.entries[n]
@@ -566,11 +625,18 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
                         "deviation": (e["node_time_s"] / med - 1.0) if med else None,
                         "release_offset_s": (e["rel_min"] - first_rel)
                         if e["rel_min"] is not None and first_rel is not None else None})
-    tmed = _median_sorted_array(g.times)
-    slow_threads = []
-    for t, n, index, cpu in sorted(g.top, reverse=True)[:top]:
-        slow_threads.append({"node": n, "thread": index, "cpu": cpu, "time_s": t,
-                             "deviation": (t / tmed - 1.0) if tmed else None})
+    return slowest
+
+
+def _slowest_threads(g, tmed, top):
+    """The top slowest threads of all nodes, with their deviation from the median thread."""
+    return [{"node": n, "thread": index, "cpu": cpu, "time_s": t,
+             "deviation": (t / tmed - 1.0) if tmed else None}
+            for t, n, index, cpu in sorted(g.top, reverse=True)[:top]]
+
+
+def _part_servers(g, ok, servers):
+    """The part per /stage server: its nodes that ran it, their times, bytes and rate."""
     per_server = {}
     for n in ok:
         per_server.setdefault(servers.get(n, "?"), []).append(n)
@@ -584,34 +650,7 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
                     "median_s": _median(st), "bytes": sb,
                     "bandwidth_Bps": None if srate["unit"] == "pages/s" else srate["value"],
                     "rate": srate})
-    late = sorted([n for n in ok if g.entries[n]["late"]], key=L.natural_key)
-    rate = _rate(g, ok, nbytes, cluster)
-    return {
-        "test": g.test, "repetition": g.rep, "part": g.part,
-        "start_at": g.start_at,
-        "nodes_expected": len(expected_set),
-        "nodes_ok": len(ok), "nodes_failed": len(failed), "nodes_missing": len(missing),
-        "threads": threads,
-        "node_time_s": {"min": times[0] if times else None, "median": med, "max": cluster},
-        "cluster_time_s": cluster,
-        "bytes": nbytes,
-        "bandwidth_Bps": None if rate["unit"] == "pages/s" else rate["value"],
-        "rate": rate,
-        "residency": res,
-        "first_pass": _first_pass(g, ok),
-        "latency_s": g.hist.to_json(),
-        "latency_not_merged": g.hist.skipped,
-        "thread_time_median_s": tmed,
-        "start_spread_s": spread,
-        "start_synchronized": None if spread is None else spread < START_SYNC_LIMIT_S,
-        "late": late,
-        "slowest": slowest,
-        "slowest_threads": slow_threads,
-        "servers": srv,
-        "failed": failed,
-        "missing": missing,
-        "_node_times": {n: g.entries[n]["node_time_s"] for n in ok},
-    }
+    return srv
 
 
 def _rate(g, ok, nbytes, cluster):
@@ -801,8 +840,20 @@ def _ns_list(nodes, limit=12):
 
 
 def to_text(report):
+    """The report as text: its sections in order, each writing its own lines (and the blank
+    line before it, where it has one)."""
     out = []
     w = out.append
+    for section in (_text_head, _text_offsets, _text_parts, _text_rates, _text_residency,
+                    _text_tests, _text_slowest, _text_servers, _text_start, _text_late,
+                    _text_failed, _text_missing, _text_invalid, _text_baseline,
+                    _text_warnings, _text_validity, _text_status):
+        section(w, report)
+    return L.safe_text("\n".join(out) + "\n")
+
+
+def _text_head(w, report):
+    """The run, its nodes and servers, the notes and the launcher's warnings, the clocks."""
     nodes = report["nodes"]
     title = "stagebench cluster report"
     if report.get("run_id"):
@@ -841,7 +892,10 @@ def to_text(report):
             else "s", _ns_list(clk["unsynchronized_nodes"])))
     else:
         w("clock: every node NTP-synchronized")
-    _text_offsets(w, report)
+
+
+def _text_parts(w, report):
+    """The table: one row per part and repetition."""
     w("")
     hdr = "%-4s %-4s %3s %5s %4s %4s %4s %7s  %10s %10s %10s  %10s %10s %16s %9s %9s %-8s" % (
         "test", "part", "rep", "nodes", "ok", "fail", "miss", "threads", "node min",
@@ -856,8 +910,9 @@ def to_text(report):
             fmt(nt["median"]), fmt(nt["max"]), fmt(p["cluster_time_s"]),
             L.fmt_bytes(p["bytes"]), fmt_rate(p["rate"]), fmt(lat.get("p50")),
             fmt(lat.get("p99")), _START_SHORT.get(p["start"]["verdict"], "?")))
-    _text_rates(w, report)
-    _text_residency(w, report)
+
+
+def _text_tests(w, report):
     w("")
     w("test results (a part's cluster time is its slowest node's; a test's is the sum):")
     for t in report["tests"]:
@@ -865,54 +920,75 @@ def to_text(report):
             t["test"], t["repetition"], fmt(t["result_s"]) if t["result_s"] is not None
             else "no result", " + ".join(t["parts"]),
             "" if t["complete"] else "  (incomplete: nodes failed or missing)"))
-    if any(p["slowest"] for p in report["parts"]):
-        w("")
-        w("slowest nodes (deviation from the part's median node time):")
-        for p in report["parts"]:
-            if p["slowest"]:
-                w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
-                    "%s %s (%s)" % (s["node"], fmt(s["node_time_s"]), L.fmt_pct(s["deviation"]))
-                    for s in p["slowest"])))
-        w("slowest threads (deviation from the median thread time of all nodes):")
-        for p in report["parts"]:
-            if p["slowest_threads"]:
-                w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
-                    "%s thread %d%s %s (%s)" % (
-                        s["node"], s["thread"],
-                        " CPU %d" % s["cpu"] if s["cpu"] is not None else "",
-                        fmt(s["time_s"]), L.fmt_pct(s["deviation"]))
-                    for s in p["slowest_threads"])))
-    if len(srv) > 1 or any(len(p["servers"]) > 1 for p in report["parts"]):
-        w("")
-        w("per /stage server:")
-        w("  %-4s %3s %-24s %5s %10s %10s %10s %16s" % ("part", "rep", "server", "nodes",
-                                                          "median", "slowest", "bytes",
-                                                          "rate"))
-        for p in report["parts"]:
-            for s in p["servers"]:
-                w("  %-4s %3d %-24s %5d %10s %10s %10s %16s" % (
-                    p["part"], p["repetition"], s["server"][:24], s["nodes_ok"],
-                    fmt(s["median_s"]), fmt(s["time_s"]), L.fmt_bytes(s["bytes"]),
-                    fmt_rate(s["rate"])))
+
+
+def _text_slowest(w, report):
+    """The slowest nodes and threads of each part."""
+    if not any(p["slowest"] for p in report["parts"]):
+        return
     w("")
-    _text_start(w, report)
+    w("slowest nodes (deviation from the part's median node time):")
+    for p in report["parts"]:
+        if p["slowest"]:
+            w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
+                "%s %s (%s)" % (s["node"], fmt(s["node_time_s"]), L.fmt_pct(s["deviation"]))
+                for s in p["slowest"])))
+    w("slowest threads (deviation from the median thread time of all nodes):")
+    for p in report["parts"]:
+        if p["slowest_threads"]:
+            w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
+                "%s thread %d%s %s (%s)" % (
+                    s["node"], s["thread"],
+                    " CPU %d" % s["cpu"] if s["cpu"] is not None else "",
+                    fmt(s["time_s"]), L.fmt_pct(s["deviation"]))
+                for s in p["slowest_threads"])))
+
+
+def _text_servers(w, report):
+    """Each part per /stage server, when there are several."""
+    if not (len(report["servers"]) > 1 or any(len(p["servers"]) > 1 for p in report["parts"])):
+        return
+    w("")
+    w("per /stage server:")
+    w("  %-4s %3s %-24s %5s %10s %10s %10s %16s" % ("part", "rep", "server", "nodes",
+                                                      "median", "slowest", "bytes",
+                                                      "rate"))
+    for p in report["parts"]:
+        for s in p["servers"]:
+            w("  %-4s %3d %-24s %5d %10s %10s %10s %16s" % (
+                p["part"], p["repetition"], s["server"][:24], s["nodes_ok"],
+                fmt(s["median_s"]), fmt(s["time_s"]), L.fmt_bytes(s["bytes"]),
+                fmt_rate(s["rate"])))
+
+
+def _text_late(w, report):
+    """Below the start verdict: the nodes that started late, and those without NTP."""
     for p in report["parts"]:
         if p["late"]:
             w("  %s rep %d started late on %s" % (p["part"], p["repetition"],
                                                   _ns_list(p["late"])))
-    if clk["unsynchronized_nodes"]:
+    if report["clock"]["unsynchronized_nodes"]:
         w("  nodes whose clock is not NTP-synchronized: %s"
-          % _ns_list(clk["unsynchronized_nodes"]))
+          % _ns_list(report["clock"]["unsynchronized_nodes"]))
+
+
+def _text_failed(w, report):
+    """Every node that failed: whole nodes first, then per part."""
     fails = [(p, f) for p in report["parts"] for f in p["failed"]]
-    if fails or report["node_errors"]:
-        w("")
-        w("failed:")
-        for n in report["node_errors"]:
-            w("  %s: %s" % (n["node"], n["error"]))
-        for p, f in fails:
-            w("  %-4s rep %d %s: %s%s" % (p["part"], p["repetition"], f["node"],
-                                          "" if f["status"] == "failed" else f["status"] + ": ",
-                                          f["error"] or "failed"))
+    if not (fails or report["node_errors"]):
+        return
+    w("")
+    w("failed:")
+    for n in report["node_errors"]:
+        w("  %s: %s" % (n["node"], n["error"]))
+    for p, f in fails:
+        w("  %-4s rep %d %s: %s%s" % (p["part"], p["repetition"], f["node"],
+                                      "" if f["status"] == "failed" else f["status"] + ": ",
+                                      f["error"] or "failed"))
+
+
+def _text_missing(w, report):
+    """The nodes expected that said nothing, per part; the nodes that reported unexpected."""
     miss = [(p, n) for p in report["parts"] for n in p["missing"]]
     if miss:
         w("")
@@ -925,51 +1001,61 @@ def to_text(report):
     if report["nodes"]["unexpected"]:
         w("")
         w("not expected but reported: %s" % _ns_list(report["nodes"]["unexpected"]))
+
+
+def _text_invalid(w, report):
     if report["invalid"]:
         w("")
         w("invalid files (skipped):")
         for f in report["invalid"]:
             w("  %s: %s" % (f["file"], f["reason"]))
-    if report["baseline"]:
-        b = report["baseline"]
-        w("")
-        if report["regressions"]:
-            w("regressions against baseline %s (tolerance %.0f%%):" % (b["file"],
-                                                                      b["tolerance"] * 100))
-            for r in report["regressions"]:
-                w("  %-4s %-12s %s -> %s (%s)" % (r["part"], r["node"] or "(cluster)",
-                                                   fmt(r["baseline_s"]), fmt(r["now_s"]),
-                                                   L.fmt_pct(r["slower_by"])))
-        else:
-            w("baseline %s: no node or part slower by more than %.0f%%" % (
-                b["file"], b["tolerance"] * 100))
-    _text_warnings(w, report)
-    _text_validity(w, report)
+
+
+def _text_baseline(w, report):
+    """The regressions against --baseline, or that there are none."""
+    b = report["baseline"]
+    if not b:
+        return
     w("")
-    n = report["nodes"]
+    if report["regressions"]:
+        w("regressions against baseline %s (tolerance %.0f%%):" % (b["file"],
+                                                                  b["tolerance"] * 100))
+        for r in report["regressions"]:
+            w("  %-4s %-12s %s -> %s (%s)" % (r["part"], r["node"] or "(cluster)",
+                                               fmt(r["baseline_s"]), fmt(r["now_s"]),
+                                               L.fmt_pct(r["slower_by"])))
+    else:
+        w("baseline %s: no node or part slower by more than %.0f%%" % (
+            b["file"], b["tolerance"] * 100))
+
+
+def _text_status(w, report):
+    """The last line: ok, or FAILED with every reason."""
+    w("")
     if report["status"] == "ok":
         w("status: ok")
-    else:
-        why = []
-        if n["failed"]:
-            why.append("%d node%s failed" % (len(n["failed"]), "" if len(n["failed"]) == 1
-                                             else "s"))
-        if n["missing"]:
-            why.append("%d missing" % len(n["missing"]))
-        if report["invalid"]:
-            why.append("%d invalid file%s" % (len(report["invalid"]),
-                                              "" if len(report["invalid"]) == 1 else "s"))
-        if report["regressions"]:
-            why.append("%d regression%s" % (len(report["regressions"]),
-                                            "" if len(report["regressions"]) == 1 else "s"))
-        if clk["start_verdict"] == "NOT held":
-            why.append("start not synchronized")
-        if not report["parts"] and not report["node_errors"]:
-            why.append("no summary found")
-        if not why and clk["unsynchronized_nodes"]:
-            why.append("clocks not NTP-synchronized")
-        w("status: FAILED (%s)" % ", ".join(why or ["see above"]))
-    return L.safe_text("\n".join(out) + "\n")
+        return
+    n = report["nodes"]
+    clk = report["clock"]
+    why = []
+    if n["failed"]:
+        why.append("%d node%s failed" % (len(n["failed"]), "" if len(n["failed"]) == 1
+                                         else "s"))
+    if n["missing"]:
+        why.append("%d missing" % len(n["missing"]))
+    if report["invalid"]:
+        why.append("%d invalid file%s" % (len(report["invalid"]),
+                                          "" if len(report["invalid"]) == 1 else "s"))
+    if report["regressions"]:
+        why.append("%d regression%s" % (len(report["regressions"]),
+                                        "" if len(report["regressions"]) == 1 else "s"))
+    if clk["start_verdict"] == "NOT held":
+        why.append("start not synchronized")
+    if not report["parts"] and not report["node_errors"]:
+        why.append("no summary found")
+    if not why and clk["unsynchronized_nodes"]:
+        why.append("clocks not NTP-synchronized")
+    w("status: FAILED (%s)" % ", ".join(why or ["see above"]))
 
 
 _START_SHORT = {"held": "held", "NOT held": "NOT held", "cannot tell": "?"}
@@ -1037,6 +1123,7 @@ def _text_residency(w, report):
 def _text_start(w, report):
     """The verdict line, then every part that did not hold with the nodes named: the lines
     below say the same as the verdict."""
+    w("")
     clk = report["clock"]
     lim = clk["limit_s"]
     v = clk["start_verdict"]

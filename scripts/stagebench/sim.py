@@ -41,6 +41,7 @@ from . import common as L
 from . import files as F
 from . import procs as P
 from . import sshd
+from .launcher import RUN_FLAGS
 from .nodes import nodeset_fold
 from .procs import run_capture
 
@@ -116,8 +117,8 @@ def parse_args(argv):
                    help="as stagebench run's (default: 1)")
     for opt in ("xfer", "seed", "count", "chunk", "file-size", "passes"):
         g.add_argument("--" + opt, metavar="VALUE", help="as stagebench run's")
-    for opt in ("verify", "fsync", "keep", "require-ntp", "late-ok"):
-        g.add_argument("--" + opt, action="store_true", help="as stagebench run's")
+    for f in RUN_FLAGS:
+        g.add_argument("--" + f.replace("_", "-"), action="store_true", help="as stagebench run's")
     ap.add_argument("tests", nargs="*", metavar="TEST", help="1a 1b 2 3 4 all, or parts")
     ap.add_argument("--version", action=catalogue.VersionAction)
     return ap.parse_args(argv)
@@ -365,8 +366,7 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
         v = getattr(args, opt)
         if v is not None:
             cmd += ["--" + opt.replace("_", "-"), v]
-    for opt in ("verify", "fsync", "keep", "require_ntp", "late_ok", "clean", "no_report",
-                "dry_run", "verbose", "require_sync"):
+    for opt in RUN_FLAGS + ("clean", "no_report", "dry_run", "verbose", "require_sync"):
         if getattr(args, opt):
             cmd.append("--" + opt.replace("_", "-"))
     cmd += list(args.tests)

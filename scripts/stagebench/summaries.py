@@ -553,13 +553,15 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
 
 
 def _summary(s, name, rep_offset, top):
+    """read_summary's work on the parsed JSON s, in steps: the repetition numbering, the
+    schema, the node's facts, its tests' parts (or the error of a node that ran none), then
+    what goes on to terminals escaped. Raises Bad."""
     if not isinstance(s, dict):
         raise Bad("not a JSON object")
-    run = s.get("run")
-    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int) and \
-            not 0 <= run["first_repetition"] <= 1000000000:
-        raise Bad("field run.first_repetition is out of range")
-    if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
+    run = s.get("run") if isinstance(s.get("run"), dict) else {}
+    if isinstance(run.get("first_repetition"), int):
+        if not 0 <= run["first_repetition"] <= 1000000000:
+            raise Bad("field run.first_repetition is out of range")
         # the summary numbers its repetitions itself (stagebench run --repetition R)
         rep_offset = 0
     schema = s.get("schema")
@@ -570,6 +572,17 @@ def _summary(s, name, rep_offset, top):
         raise Bad("schema is %s, expected %s" % (
             json.dumps(schema)[:60] if schema is not None else "missing",
             " or ".join(NODE_SCHEMAS)))
+    out = _summary_facts(s, name, schema, run)
+    _summary_tests(out, s, rep_offset, top)
+    if not out["entries"] and not out["test_errors"]:
+        _summary_no_test(out, run, rep_offset)
+    _summary_escape(out)
+    return out
+
+
+def _summary_facts(s, name, schema, run):
+    """The node's own facts (name, host, filesystem, clock, status, errors, scale, and
+    node/2's fields): the report's entry for the summary, its parts still to come."""
     node = _str(s, "node", "")
     if not L.node_name_ok(node):
         raise Bad("field node '%s' is not a valid node name" % node[:70])
@@ -588,9 +601,15 @@ def _summary(s, name, rep_offset, top):
         "status": status, "exit_code": _opt_num(s.get("exit_code")), "errors": errors[:3],
         "entries": [], "test_errors": [],
     }
-    run = s.get("run") if isinstance(s.get("run"), dict) else {}
     out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
     _summary_v2(out, s, schema, clock, run)
+    return out
+
+
+def _summary_tests(out, s, rep_offset, top):
+    """Every part of every test of the summary into out["entries"] as (test, repetition,
+    part, figures); a test without parts into out["test_errors"]."""
+    errors = out["errors"]
     for ti, t in enumerate(_list(s, "tests", "")):
         w = "tests[%d]." % ti
         test = _str(t, "test", w)
@@ -614,33 +633,39 @@ def _summary(s, name, rep_offset, top):
             if p["status"] not in OK_STATUSES and not p["error"]:
                 p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
             out["entries"].append((test, rep, p["part"], p))
-    if not out["entries"] and not out["test_errors"]:
-        if status == "ok":
-            raise Bad("no test results in an 'ok' summary")
-        # A node that failed before any test ran (say, its --dir is missing): the error
-        # belongs to the parts the invocation named.
-        why = errors[0] if errors else "no test ran (status %s)" % status
-        named = [t for t in run.get("tests") if isinstance(t, str)] \
-            if isinstance(run.get("tests"), list) else []
-        repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
-        keys = []
-        cat = catalogue.load()
-        for t in named:
-            if t == "all":
-                keys += [(x, None) for x in cat.all_tests]
-            elif t in cat.part_test:
-                keys.append((cat.part_test[t], t))
-            elif t in cat.tests:
-                keys.append((t, None))
-        first = 1 + rep_offset
-        if isinstance(run, dict) and isinstance(run.get("first_repetition"), int):
-            first = max(1, run["first_repetition"])
-        for rep in range(first, first + max(1, min(repeat, 10000))):
-            for test, part in keys:
-                out["test_errors"].append((test, rep, why, part))
-        if not keys:
-            out["test_errors"].append((None, None, why, None))
-    # What the node wrote, as it goes on to terminals and reports: escaped, never raw.
+
+
+def _summary_no_test(out, run, rep_offset):
+    """A node that failed before any test ran (say, its --dir is missing): its error belongs
+    to every part, and repetition, the invocation named; Bad for an 'ok' summary."""
+    status, errors = out["status"], out["errors"]
+    if status == "ok":
+        raise Bad("no test results in an 'ok' summary")
+    why = errors[0] if errors else "no test ran (status %s)" % status
+    named = [t for t in run.get("tests") if isinstance(t, str)] \
+        if isinstance(run.get("tests"), list) else []
+    repeat = run.get("repeat") if isinstance(run.get("repeat"), int) else 1
+    keys = []
+    cat = catalogue.load()
+    for t in named:
+        if t == "all":
+            keys += [(x, None) for x in cat.all_tests]
+        elif t in cat.part_test:
+            keys.append((cat.part_test[t], t))
+        elif t in cat.tests:
+            keys.append((t, None))
+    first = 1 + rep_offset
+    if isinstance(run.get("first_repetition"), int):
+        first = max(1, run["first_repetition"])
+    for rep in range(first, first + max(1, min(repeat, 10000))):
+        for test, part in keys:
+            out["test_errors"].append((test, rep, why, part))
+    if not keys:
+        out["test_errors"].append((None, None, why, None))
+
+
+def _summary_escape(out):
+    """What the node wrote, as it goes on to terminals and reports: escaped, never raw."""
     for k in ("host", "dir"):
         out[k] = _esc(out[k])
     out["fs"] = {k: _esc(v) for k, v in out["fs"].items()}
@@ -648,7 +673,6 @@ def _summary(s, name, rep_offset, top):
     for _t, _r, _name, p in out["entries"]:
         p["error"] = _esc(p["error"])
     out["test_errors"] = [(t, r, _esc(why), part) for t, r, why, part in out["test_errors"]]
-    return out
 
 
 def _summary_v2(out, s, schema, clock, run):
@@ -754,20 +778,30 @@ def check_manifest(m):
         if rep < 1:
             raise Bad("field %srep is below 1" % w)
         _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
-        failed = rnd.get("failed")
-        if failed is None:
-            continue
-        if not isinstance(failed, dict):
-            raise Bad("field %sfailed is not an object" % w)
-        for node, res in failed.items():
-            if not L.node_name_ok(node):
-                raise Bad("field %sfailed names '%s', not a valid node name"
-                          % (w, L.safe_text(node)[:70]))
-            if not isinstance(res, dict):
-                raise Bad("field %sfailed.%s is not an object" % (w, node))
-            _str(res, "status", "%sfailed.%s." % (w, node), required=False)
-            _str(res, "error", "%sfailed.%s." % (w, node), required=False)
+        if rnd.get("failed") is not None:
+            _by_node(rnd["failed"], w + "failed", _failed_entry)
     return L.safe_json(m)
+
+
+def _by_node(d, where, check):
+    """An object keyed by node name (a manifest round's failed nodes, a baseline part's node
+    times), named where: each key checked by the binary's rule, then its value by
+    check(value, 'where.NODE'), in the object's order; Bad naming the first wrong one."""
+    if not isinstance(d, dict):
+        raise Bad("field %s is not an object" % where)
+    for node, v in d.items():
+        if not L.node_name_ok(node):
+            raise Bad("field %s names '%s', not a valid node name"
+                      % (where, L.safe_text(node)[:70]))
+        check(v, "%s.%s" % (where, node))
+
+
+def _failed_entry(res, where):
+    """What the launcher saw of a node that failed: {"status", "error"}, strings if given."""
+    if not isinstance(res, dict):
+        raise Bad("field %s is not an object" % where)
+    _str(res, "status", where + ".", required=False)
+    _str(res, "error", where + ".", required=False)
 
 
 def check_baseline(b):
@@ -783,23 +817,15 @@ def check_baseline(b):
             raise Bad("parts names '%s', not a part of any test" % L.safe_text(part)[:40])
         if not isinstance(d, dict):
             raise Bad("field parts.%s is not an object" % part)
-        ct = d.get("cluster_time_s")
-        if ct is not None and not _positive_time(ct):
-            raise Bad("field parts.%s.cluster_time_s (%s) is not a time above 0"
-                      % (part, L.safe_text(json.dumps(ct))[:40]))
-        nodes = d.get("nodes", {})
-        if not isinstance(nodes, dict):
-            raise Bad("field parts.%s.nodes is not an object" % part)
-        for n, t in nodes.items():
-            if not L.node_name_ok(n):
-                raise Bad("field parts.%s.nodes names '%s', not a valid node name"
-                          % (part, L.safe_text(n)[:70]))
-            if not _positive_time(t):
-                raise Bad("field parts.%s.nodes.%s (%s) is not a time above 0"
-                          % (part, n, L.safe_text(json.dumps(t))[:40]))
+        if d.get("cluster_time_s") is not None:
+            _time_above_0(d["cluster_time_s"], "parts.%s.cluster_time_s" % part)
+        _by_node(d.get("nodes", {}), "parts.%s.nodes" % part, _time_above_0)
     return b
 
 
-def _positive_time(t):
-    return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and \
-        0 < t <= MAX_SECONDS
+def _time_above_0(t, where):
+    """A baseline's time: a finite number above 0 (and within MAX_SECONDS)."""
+    if not (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and
+            0 < t <= MAX_SECONDS):
+        raise Bad("field %s (%s) is not a time above 0"
+                  % (where, L.safe_text(json.dumps(t))[:40]))
