@@ -167,6 +167,60 @@ static enum outcome prepare_swap(const struct prepare_req *rq, uint64_t gen0,
 	return o;
 }
 
+/*
+ * Under the lock of prepare_lock(), in a run: the replica already differs from the one this
+ * node read in the previous repetition, so another node sharing the directory recreated it
+ * for this one. 1 when it is used as it is.
+ */
+static int prepare_renewed(const struct prepare_req *rq, struct prepare_result *out)
+{
+	struct replica_info info;
+
+	if (!rq->seen || replica_probe(rq->dirfd, rq->pt->replica, &info) != 0 || !info.ours ||
+	    info.size != rq->pt->file || info.generation == rq->seen)
+		return 0;
+	log_warn("test %s: replica %s/%s was already recreated by another process (generation "
+		 "%llu): using it",
+		 rq->pt->def->name, rq->dir, rq->pt->replica, (unsigned long long)info.generation);
+	out->done = PREPARE_THEIRS;
+	out->generation = info.generation;
+	out->size = info.size;
+	return 1;
+}
+
+/*
+ * A run's recreation, where nodes sharing the directory reach it at different times: the
+ * old replica is removed only while this node holds its flock and it is still the one this
+ * node read, so a node that comes second waits, then finds the new one and uses it, and never
+ * removes a replica the others are already reading.
+ */
+static enum outcome prepare_renew(const struct prepare_req *rq, struct prepare_result *out)
+{
+	const struct plan_test *pt = rq->pt;
+	bool waited;
+	int fd = prepare_lock(rq, &waited);
+	enum outcome o;
+
+	if (fd == -EINTR)
+		return OUTCOME_FAILED;
+	if (prepare_renewed(rq, out)) {
+		if (fd >= 0)
+			close(fd);
+		return OUTCOME_OK;
+	}
+	int rc = replica_remove(rq->dirfd, pt->replica);
+	if (rc && rc != -ENOENT) {
+		snprintf(out->error, sizeof(out->error), "cannot remove replica '%s/%s': %s",
+			 rq->dir, pt->replica, strerror(-rc));
+		o = OUTCOME_FAILED;
+	} else {
+		o = prepare_create(rq, true, out);
+	}
+	if (fd >= 0)
+		close(fd);
+	return o;
+}
+
 enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result *out)
 {
 	const struct plan_test *pt = rq->pt;
@@ -193,16 +247,9 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 	}
 	if (exists && rq->swap)
 		return prepare_swap(rq, info.generation, out);
-	if (exists && !rq->swap) {
-		int rc = replica_remove(rq->dirfd, pt->replica);
-		if (rc && rc != -ENOENT) {
-			snprintf(out->error, sizeof(out->error),
-				 "cannot remove replica '%s/%s': %s", rq->dir, pt->replica,
-				 strerror(-rc));
-			return OUTCOME_FAILED;
-		}
-	}
-	return prepare_create(rq, exists, out);
+	if (exists)
+		return prepare_renew(rq, out);
+	return prepare_create(rq, false, out);
 }
 
 /* The line that says what was done for test pt. */

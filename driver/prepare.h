@@ -24,6 +24,12 @@ struct prepare_req {
 	 * one meanwhile (a run, where nodes share the directory).
 	 */
 	bool swap;
+	/*
+	 * A run's recreation (replace without swap): the generation this node read in the
+	 * previous repetition, 0 if none. A replica of another generation was already
+	 * recreated by a node sharing the directory, and is used as it is.
+	 */
+	uint64_t seen;
 	unsigned threads; /* writers */
 	uint64_t xfer;	  /* their write size */
 };

@@ -3,10 +3,12 @@
 O_EXCL|O_NOFOLLOW, so an existing path is never truncated or written through a symlink;
 `clean` removes only stagebench's own files, one by one; two `prepare` of one replica at
 once cannot mix their files: the rename is atomic and the loser says so."""
+import fcntl
 import os
 import re
 import socket
 import subprocess
+import time
 import unittest
 
 import faulttest as ft
@@ -257,6 +259,42 @@ class SharedDir(ft.FaultCase):
         tests = [self.summary(o)["tests"][0] for o in outs]
         self.assertEqual(sorted(t["prepared"] for t in tests), [False, True])
         self.assertEqual(tests[0]["generation"], tests[1]["generation"])
+        self.assertEqual(os.listdir(stage), ["stagebench.1a.4MiB"])
+
+    def test_two_runs_recreating_one_replica_between_repetitions(self):
+        # Two nodes of one --repeat run on one directory: the replica is recreated once for
+        # the second repetition, under the flock of the one both read, and the node that
+        # comes second uses the new one instead of removing it under the other's reads.
+        stage = self.stage()
+        p = run(["prepare", "1a", "--scale", "tiny", "--dir", stage])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        replica = os.path.join(stage, "stagebench.1a.4MiB")
+        gen1 = self.check_one_generation(replica, 4 * MiB)
+        outs = [self.path("r%d.json" % i) for i in range(2)]
+        held = open(replica, "rb")
+        self.addCleanup(held.close)
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        procs = [ft.popen(["run", "1a", "--scale", "tiny", "--dir", stage, "--repeat", "2",
+                           "--interval", "8", "--start-in", "0.5", "--verify", "--node",
+                           "n%d" % i, "--out", o]) for i, o in enumerate(outs)]
+        for proc in procs:
+            self.addCleanup(ft.reap, proc)
+        # both are past their first repetition and wait for the lock: nothing recreated yet
+        time.sleep(3)
+        self.assertEqual(self.check_one_generation(replica, 4 * MiB), gen1)
+        held.close()
+        results = [proc.communicate(timeout=60) + (proc.returncode,) for proc in procs]
+        for _, err, rc in results:
+            self.assertEqual(rc, 0, err)
+        self.assertEqual(sum("already recreated by another process" in err
+                             for _, err, _ in results), 1, results)
+        gen2 = self.check_one_generation(replica, 4 * MiB)
+        self.assertNotEqual(gen2, gen1)
+        for o in outs:
+            s = self.summary(o)
+            self.assertEqual([t["generation"] for t in s["tests"]], [gen1, gen2])
+            self.assertEqual([pt["status"] for t in s["tests"] for pt in t["parts"]],
+                             ["ok", "ok"])
         self.assertEqual(os.listdir(stage), ["stagebench.1a.4MiB"])
 
 
