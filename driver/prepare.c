@@ -128,19 +128,22 @@ static int prepare_lock(const struct prepare_req *rq, bool *waited)
 }
 
 /*
- * Under the lock: the replica is still the one that was found (generation gen0), or another
- * process recreated it meanwhile, and then this one keeps theirs and says so. 1 when kept.
+ * Under the lock of prepare_lock(): the replica is still of generation gen0 (the one found,
+ * or the one this node read before; 0: none), or another process recreated it meanwhile, and
+ * then this one uses theirs and says so: "<pt>: replica <path> was <when> by another process
+ * (generation N): <what>". 1 when theirs is used.
  */
-static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, struct prepare_result *out)
+static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, const char *when,
+			  const char *what, struct prepare_result *out)
 {
 	struct replica_info info;
 
-	if (replica_probe(rq->dirfd, rq->pt->replica, &info) != 0 || !info.ours ||
+	if (!gen0 || replica_probe(rq->dirfd, rq->pt->replica, &info) != 0 || !info.ours ||
 	    info.generation == gen0 || info.size != rq->pt->file)
 		return 0;
-	log_warn("test %s: replica %s/%s was recreated at the same time by another process "
-		 "(generation %llu): kept theirs, discarded this one's copy",
-		 rq->pt->def->name, rq->dir, rq->pt->replica, (unsigned long long)info.generation);
+	log_warn("test %s: replica %s/%s was %s by another process (generation %llu): %s",
+		 rq->pt->def->name, rq->dir, rq->pt->replica, when,
+		 (unsigned long long)info.generation, what);
 	out->done = PREPARE_THEIRS;
 	out->generation = info.generation;
 	out->size = info.size;
@@ -157,7 +160,8 @@ static enum outcome prepare_swap(const struct prepare_req *rq, uint64_t gen0,
 
 	if (fd == -EINTR)
 		return OUTCOME_FAILED;
-	if (fd >= 0 && prepare_theirs(rq, gen0, out)) {
+	if (fd >= 0 && prepare_theirs(rq, gen0, "recreated at the same time",
+				      "kept theirs, discarded this one's copy", out)) {
 		close(fd);
 		return OUTCOME_OK;
 	}
@@ -165,27 +169,6 @@ static enum outcome prepare_swap(const struct prepare_req *rq, uint64_t gen0,
 	if (fd >= 0)
 		close(fd);
 	return o;
-}
-
-/*
- * Under the lock of prepare_lock(), in a run: the replica already differs from the one this
- * node read in the previous repetition, so another node sharing the directory recreated it
- * for this one. 1 when it is used as it is.
- */
-static int prepare_renewed(const struct prepare_req *rq, struct prepare_result *out)
-{
-	struct replica_info info;
-
-	if (!rq->seen || replica_probe(rq->dirfd, rq->pt->replica, &info) != 0 || !info.ours ||
-	    info.size != rq->pt->file || info.generation == rq->seen)
-		return 0;
-	log_warn("test %s: replica %s/%s was already recreated by another process (generation "
-		 "%llu): using it",
-		 rq->pt->def->name, rq->dir, rq->pt->replica, (unsigned long long)info.generation);
-	out->done = PREPARE_THEIRS;
-	out->generation = info.generation;
-	out->size = info.size;
-	return 1;
 }
 
 /*
@@ -203,7 +186,7 @@ static enum outcome prepare_renew(const struct prepare_req *rq, struct prepare_r
 
 	if (fd == -EINTR)
 		return OUTCOME_FAILED;
-	if (prepare_renewed(rq, out)) {
+	if (prepare_theirs(rq, rq->seen, "already recreated", "using it", out)) {
 		if (fd >= 0)
 			close(fd);
 		return OUTCOME_OK;
