@@ -128,13 +128,11 @@ static int prepare_lock(const struct prepare_req *rq, bool *waited)
 }
 
 /*
- * Under the lock of prepare_lock(): the replica is still of generation gen0 (the one found,
- * or the one this node read before; 0: none), or another process recreated it meanwhile, and
- * then this one uses theirs and says so: "<pt>: replica <path> was <when> by another process
- * (generation N): <what>". 1 when theirs is used.
+ * Under the lock of prepare_lock(): the replica is still of generation gen0 (0: none), or
+ * another process recreated it meanwhile, and then this one uses theirs and says so. 1 when
+ * theirs is used.
  */
-static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, const char *when,
-			  const char *what, struct prepare_result *out)
+static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, struct prepare_result *out)
 {
 	struct replica_info info;
 
@@ -142,56 +140,37 @@ static int prepare_theirs(const struct prepare_req *rq, uint64_t gen0, const cha
 	    info.generation == gen0 || info.size != rq->pt->file)
 		return 0;
 	log_warn("test %s: replica %s/%s was %s by another process (generation %llu): %s",
-		 rq->pt->def->name, rq->dir, rq->pt->replica, when,
-		 (unsigned long long)info.generation, what);
+		 rq->pt->def->name, rq->dir, rq->pt->replica,
+		 rq->swap ? "recreated at the same time" : "already recreated",
+		 (unsigned long long)info.generation,
+		 rq->swap ? "kept theirs, discarded this one's copy" : "using it");
 	out->done = PREPARE_THEIRS;
 	out->generation = info.generation;
 	out->size = info.size;
 	return 1;
 }
 
-/* Recreate in place, under the lock of prepare_lock(). */
-static enum outcome prepare_swap(const struct prepare_req *rq, uint64_t gen0,
-				 struct prepare_result *out)
-{
-	bool waited;
-	int fd = prepare_lock(rq, &waited);
-	enum outcome o;
-
-	if (fd == -EINTR)
-		return OUTCOME_FAILED;
-	if (fd >= 0 && prepare_theirs(rq, gen0, "recreated at the same time",
-				      "kept theirs, discarded this one's copy", out)) {
-		close(fd);
-		return OUTCOME_OK;
-	}
-	o = prepare_create(rq, true, out);
-	if (fd >= 0)
-		close(fd);
-	return o;
-}
-
 /*
- * A run's recreation, where nodes sharing the directory reach it at different times: the
- * old replica is removed only while this node holds its flock and it is still the one this
- * node read, so a node that comes second waits, then finds the new one and uses it, and never
- * removes a replica the others are already reading.
+ * Recreate an existing replica under the lock of prepare_lock(), unless it is no longer of
+ * generation gen0: `prepare` passes the one it found, and swaps the new one in once complete;
+ * a run passes the one this node read in the previous repetition, and removes the old one
+ * first. Nodes sharing the directory reach a run's recreation at different times: the one
+ * that comes second waits for the lock, finds the new one and uses it, and never removes a
+ * replica the others are already reading.
  */
-static enum outcome prepare_renew(const struct prepare_req *rq, struct prepare_result *out)
+static enum outcome prepare_recreate(const struct prepare_req *rq, uint64_t gen0,
+				     struct prepare_result *out)
 {
 	const struct plan_test *pt = rq->pt;
 	bool waited;
 	int fd = prepare_lock(rq, &waited);
-	enum outcome o;
+	enum outcome o = OUTCOME_OK;
 
 	if (fd == -EINTR)
 		return OUTCOME_FAILED;
-	if (prepare_theirs(rq, rq->seen, "already recreated", "using it", out)) {
-		if (fd >= 0)
-			close(fd);
-		return OUTCOME_OK;
-	}
-	int rc = replica_remove(rq->dirfd, pt->replica);
+	if ((fd >= 0 || !rq->swap) && prepare_theirs(rq, gen0, out))
+		goto out;
+	int rc = rq->swap ? 0 : replica_remove(rq->dirfd, pt->replica);
 	if (rc && rc != -ENOENT) {
 		snprintf(out->error, sizeof(out->error), "cannot remove replica '%s/%s': %s",
 			 rq->dir, pt->replica, strerror(-rc));
@@ -199,6 +178,7 @@ static enum outcome prepare_renew(const struct prepare_req *rq, struct prepare_r
 	} else {
 		o = prepare_create(rq, true, out);
 	}
+out:
 	if (fd >= 0)
 		close(fd);
 	return o;
@@ -228,10 +208,8 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 			 pt->def->name);
 		return OUTCOME_PRECONDITION;
 	}
-	if (exists && rq->swap)
-		return prepare_swap(rq, info.generation, out);
 	if (exists)
-		return prepare_renew(rq, out);
+		return prepare_recreate(rq, rq->swap ? info.generation : rq->seen, out);
 	return prepare_create(rq, false, out);
 }
 

@@ -48,7 +48,7 @@ static void run_clock_pair(double *wall, uint64_t *mono)
 
 /* Make sure the replica of test pt is there (creating or recreating it). 0 or an outcome. */
 static enum outcome run_replica(struct run_state *st, const struct plan_test *pt, unsigned rep,
-				struct test_result *tr, uint64_t seen)
+				struct test_result *tr)
 {
 	struct node_result *res = st->res;
 	struct prepare_result r;
@@ -58,7 +58,9 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 	    .pt = pt,
 	    .replace = rep > 1 && pt->def->recreate,
 	    .swap = false,
-	    .seen = seen,
+	    /* The same test one repetition before: res->tests is filled repetition by repetition.
+	     */
+	    .seen = rep > 1 ? (tr - st->plan->ntests)->generation : 0,
 	    .threads = (unsigned)res->tplan.nslots,
 	    .xfer = st->plan->run.xfer,
 	};
@@ -278,10 +280,8 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 		tr->status = stop_signal_seen() ? PART_INTERRUPTED : PART_SKIPPED;
 		return OUTCOME_OK;
 	}
-	/* The same test one repetition before: res->tests is filled repetition by repetition. */
 	if (pt->def->has_replica)
-		tout = run_replica(st, pt, (unsigned)rep, tr,
-				   rep > 1 ? (tr - st->plan->ntests)->generation : 0);
+		tout = run_replica(st, pt, (unsigned)rep, tr);
 	for (size_t k = 0; tout == OUTCOME_OK && k < pt->nparts; k++) {
 		struct part_result *pr = &res->parts[res->nparts++];
 
