@@ -274,14 +274,17 @@ class SharedDir(ft.FaultCase):
         held = open(replica, "rb")
         self.addCleanup(held.close)
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        start = time.time() + 2
         procs = [ft.popen(["run", "1a", "--scale", "tiny", "--dir", stage, "--repeat", "2",
-                           "--interval", "8", "--start-in", "0.5", "--verify", "--node",
-                           "n%d" % i, "--out", o]) for i, o in enumerate(outs)]
+                           "--interval", "8", "--start-at", "%.6f" % start, "--verify",
+                           "--node", "n%d" % i, "--out", o]) for i, o in enumerate(outs)]
         for proc in procs:
             self.addCleanup(ft.reap, proc)
-        # both are past their first repetition and wait for the lock: nothing recreated yet
-        time.sleep(3)
+        # both are past their first repetition (milliseconds from the start instant) and wait
+        # for the lock: nothing recreated yet
+        time.sleep(start + 2 - time.time())
         self.assertEqual(self.check_one_generation(replica, 4 * MiB), gen1)
+        released = time.time()
         held.close()
         results = [proc.communicate(timeout=60) + (proc.returncode,) for proc in procs]
         for _, err, rc in results:
@@ -293,6 +296,9 @@ class SharedDir(ft.FaultCase):
         for o in outs:
             s = self.summary(o)
             self.assertEqual([t["generation"] for t in s["tests"]], [gen1, gen2])
+            # the first repetition was over while the lock was held: the recreation waited
+            first = s["tests"][0]["parts"][0]
+            self.assertLess(first["start_at"] + first["node_time_s"], released)
             self.assertEqual([pt["status"] for t in s["tests"] for pt in t["parts"]],
                              ["ok", "ok"])
         self.assertEqual(os.listdir(stage), ["stagebench.1a.4MiB"])

@@ -465,10 +465,8 @@ class Perf:
             pool = [t for t in tools if len(res[t]) > r]
             if not pool:
                 continue
-            if len(pool) > 1:
-                best = max(pool, key=lambda t: median(res[t][:r] + res[t][r + 1:]))
-            else:
-                best = pool[0]
+            # the other rounds, or this one alone when it is the only one
+            best = max(pool, key=lambda t: median(res[t][:r] + res[t][r + 1:] or res[t]))
             ratios.append(v / res[best][r])
             off = int(best.split("@")[1])
             chosen[off] = chosen.get(off, 0) + 1
