@@ -84,7 +84,7 @@ static void check_clock(struct check_report *r, const struct node_result *res)
 	if (strcmp(res->ntp.clocksource, "tsc") == 0)
 		check_add(r, CHECK_OK, "clock", "clocksource", "tsc");
 	else
-		check_add(r, CHECK_WARN, "clocksource", "clocksource",
+		check_add(r, CHECK_WARN, "clock", "clocksource",
 			  "%s, not tsc (available: %s): clock reads may be slow or coarse, often "
 			  "because the kernel found the TSC unstable",
 			  res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown",

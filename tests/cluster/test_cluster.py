@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import subprocess
 import tempfile
 import time
@@ -242,14 +243,20 @@ class EndToEnd(ct.TempDirCase):
         self.assertEqual(os.listdir(self.path("scratch")), [])
 
     def test_slow_set_up_armed_again(self):
-        """Nodes whose set-up takes longer than the lead (a stagebench that sleeps 4 s before
-        arming, the lead 3 s): the arm round ends after the start, every node missed it, so
+        """Nodes whose set-up takes longer than the lead (a stagebench that sleeps past the
+        start before arming): the arm round ends after the start, every node missed it, so
         the part is armed once more with the lead raised by the arm round's duration, and
         both nodes run it."""
         slow = self.path("slow-stagebench")
+        # The first arming sleeps until 1 s past the start it was given, whatever lead the
+        # launcher chose from its info round (a loaded machine makes that round, and so the
+        # lead, longer); arming again (--force) does not sleep.
         with open(slow, "w") as f:
-            f.write('#!/bin/sh\ncase " $* " in *" --detach "*) sleep 4;; esac\n'
-                    'exec %s "$@"\n' % ct.BINARY)
+            f.write('#!%s\nimport os, sys, time\n'
+                    'a = sys.argv[1:]\n'
+                    'if "--detach" in a and "--force" not in a:\n'
+                    '    time.sleep(max(0.0, float(a[a.index("--start-at") + 1]) + 1 - time.time()))\n'
+                    'os.execv(%r, [%r] + a)\n' % (sys.executable, ct.BINARY, ct.BINARY))
         os.chmod(slow, 0o755)
         nodes = ["nodeA", "nodeB"]
         cfg = SSH.ssh_config(nodes)
