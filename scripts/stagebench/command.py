@@ -8,7 +8,7 @@ from .common import EXIT_SIGINT, need
 
 # command module -> the Python packages it needs
 NEEDS = {"cluster": ("ClusterShell",), "collect": ("ClusterShell",), "sim": ("ClusterShell",),
-         "cron": ("ClusterShell",)}
+         "cron": ("ClusterShell",), "history": ()}
 
 
 def run(name):

@@ -1,0 +1,461 @@
+# SPDX-License-Identifier: MIT
+"""Regressions in the history, judged two ways, and lasting changes.
+
+Tonight's run (the newest, or the one named) is judged per part:
+- a node is flagged when its node time is slow against its own history (its last N nights:
+  above their median by more than the tolerance and by more than SIGMAS robust spreads, the
+  spread being 1.4826 x the median absolute deviation) AND against tonight's peers on its
+  /stage server (the same test against their median and spread; a server with fewer than
+  MIN_PEERS nodes is judged against all of tonight's nodes);
+- a server is flagged when its nodes moved together (the median of their moves against their
+  own histories reaches the tolerance) and the other servers' did not (the server moved by at
+  least the tolerance more than the median of the other servers' moves);
+- every server is flagged together (a "cluster" finding) when the median move of all nodes
+  reaches the tolerance and no single server stands out;
+- a lasting change is a change point in a (node, part) series, taken relative to the node's
+  server's median each night (so that a move of the whole server is the server's, not each
+  node's), or in a (server, part) series of nightly medians, over the last WINDOW nights:
+  E-divisive means (Matteson and James; alpha = 1) locates the split that best separates two
+  segments of at least MIN_SEGMENT nights, bisecting again on each side, and a split counts
+  when Welch's t-test between the two sides gives p < PVALUE (the significance test Hunter
+  and Otava use instead of E-divisive's permutations: deterministic and cheap) and the two
+  sides' medians differ by at least the tolerance (the minimum effect). A slowdown whose slow
+  level holds to tonight is flagged; a reverted one or a speed-up is listed, not flagged.
+A change taken as the new normal (accept) starts that series afresh at its run."""
+import math
+import statistics
+
+from . import histdb
+
+DEFAULTS = {"last": 10, "min_history": 5, "tolerance": 0.15, "sigmas": 3.0, "window": 60,
+            "min_segment": 3, "pvalue": 0.01, "min_peers": 3}
+MAD_SCALE = 1.4826  # a normal distribution's standard deviation from its MAD
+SCREEN = 0.5  # a series whose best split moves its mean by less than this x tolerance is left
+
+
+class TooShort(Exception):
+    """The history is too short to judge tonight: the message says how short."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+
+def robust(xs):
+    """(median, scaled MAD) of xs."""
+    m = statistics.median(xs)
+    return m, MAD_SCALE * statistics.median([abs(x - m) for x in xs])
+
+
+def slow_against(v, xs, tol, sigmas):
+    """(slow, ratio, median, spread) of value v against the sample xs."""
+    m, s = robust(xs)
+    ratio = v / m - 1.0 if m > 0 else 0.0
+    return ratio >= tol and v - m > sigmas * s, ratio, m, s
+
+
+def _betacf(a, b, x):
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-12:
+            break
+    return h
+
+
+def betai(a, b, x):
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) +
+                     a * math.log(x) + b * math.log(1.0 - x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def welch_p(xs, ys):
+    """The two-sided p-value of Welch's t-test between samples xs and ys."""
+    nx, ny = len(xs), len(ys)
+    mx, my = sum(xs) / nx, sum(ys) / ny
+    vx = sum((x - mx) ** 2 for x in xs) / (nx - 1)
+    vy = sum((y - my) ** 2 for y in ys) / (ny - 1)
+    se2 = vx / nx + vy / ny
+    if se2 <= 0.0:
+        return 0.0 if mx != my else 1.0
+    t = (mx - my) / math.sqrt(se2)
+    df = se2 ** 2 / ((vx / nx) ** 2 / (nx - 1) + (vy / ny) ** 2 / (ny - 1))
+    return betai(df / 2.0, 0.5, df / (df + t * t))
+
+
+def best_split(x, s, e, m):
+    """E-divisive (alpha = 1): the split tau in [s+m, e-m] of x[s:e] maximising
+    Q = nL nR / n * (2/(nL nR) sum|between| - 2/(nL(nL-1)) sum|left| - 2/(nR(nR-1)) sum|right|),
+    as (tau, Q); None when the segment is too short."""
+    n = e - s
+    if n < 2 * m:
+        return None
+    seg = x[s:e]
+    rows = [sum(abs(a - b) for b in seg) for a in seg]
+    total = sum(rows) / 2.0
+    left = 0.0  # sum of |xi - xj| within seg[:k]
+    right = total  # within seg[k:]
+    best = None
+    for k in range(1, n - m + 1):
+        a = seg[k - 1]
+        to_left = sum(abs(a - b) for b in seg[:k - 1])
+        to_right = rows[k - 1] - to_left
+        left += to_left
+        right -= to_right
+        if k < m:
+            continue
+        nl, nr = k, n - k
+        between = total - left - right
+        q = 2.0 * between / (nl * nr)
+        if nl > 1:
+            q -= 2.0 * left / (nl * (nl - 1))
+        if nr > 1:
+            q -= 2.0 * right / (nr * (nr - 1))
+        q *= nl * nr / float(n)
+        if best is None or q > best[1]:
+            best = (s + k, q)
+    return best
+
+
+def change_points(x, tol, m, pvalue):
+    """The change points of series x: [(index, before median, after median, p)] in index
+    order, each separating two segments of at least m values whose medians differ by at least
+    tol (relative) with Welch's p < pvalue."""
+    found = []
+    todo = [(0, len(x))]
+    while todo:
+        s, e = todo.pop()
+        b = best_split(x, s, e, m)
+        if b is None:
+            continue
+        tau = b[0]
+        left, right = x[s:tau], x[tau:e]
+        ml, mr = statistics.median(left), statistics.median(right)
+        if ml <= 0 or abs(mr / ml - 1.0) < tol:
+            continue
+        p = welch_p(left, right)
+        if p >= pvalue:
+            continue
+        found.append(tau)
+        todo += [(s, tau), (tau, e)]
+    found.sort()
+    out = []
+    bounds = [0] + found + [len(x)]
+    for i, tau in enumerate(found):
+        before, after = x[bounds[i]:tau], x[tau:bounds[i + 2]]
+        out.append((tau, statistics.median(before), statistics.median(after),
+                    welch_p(before, after)))
+    return out
+
+
+def screen(x, tol, m):
+    """Whether some split of x into two runs of at least m values moves the mean by at least
+    SCREEN x tol of the series' median: what may hold a change point worth the full test."""
+    n = len(x)
+    if n < 2 * m:
+        return False
+    med = statistics.median(x)
+    if med <= 0:
+        return False
+    total = sum(x)
+    limit = SCREEN * tol * med
+    acc = sum(x[:m - 1])
+    for k in range(m, n - m + 1):
+        acc += x[k - 1]
+        if abs(acc / k - (total - acc) / (n - k)) >= limit:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the nights
+
+def _night(h, run, part):
+    """{node: (server, value)} of a run and part: a node's median over its repetitions that
+    ran."""
+    vals, srv = {}, {}
+    for node, server, status, t in h.db.execute(
+            "SELECT node, server, status, node_time_s FROM results WHERE run = ? AND part = ?",
+            (run, part)):
+        if status in histdb.OK_CODES and t is not None:
+            vals.setdefault(node, []).append(t)
+            srv[node] = server
+    return dict((n, (srv[n], v[0] if len(v) == 1 else statistics.median(v)))
+                for n, v in vals.items())
+
+
+def _part_runs(h, part, upto_started, window):
+    """The last window runs holding part, up to the given start: [(run, run_id, started)]."""
+    rows = h.db.execute(
+        "SELECT runs.run, runs.run_id, runs.started FROM runs WHERE runs.started <= ? AND "
+        "EXISTS (SELECT 1 FROM levels WHERE levels.run = runs.run AND levels.part = ?) "
+        "ORDER BY runs.started DESC, runs.run_id DESC LIMIT ?", (upto_started, part, window))
+    return list(reversed(rows.fetchall()))
+
+
+# ---------------------------------------------------------------------------------------------
+# The judgement
+
+class Judge:
+    def __init__(self, h, params=None, run_id=None):
+        self.h = h
+        self.p = dict(DEFAULTS)
+        self.p.update(params or {})
+        allruns = histdb.runs(h)
+        if not allruns:
+            raise TooShort("the history holds no run yet")
+        if run_id is None:
+            self.tonight = allruns[-1]
+        else:
+            match = [r for r in allruns if r[1] == run_id]
+            if not match:
+                raise KeyError(run_id)
+            self.tonight = match[0]
+        self.nodes = h.names("nodes")
+        self.servers = h.names("servers")
+        self.parts = h.names("parts")
+        self.accepted = histdb.accepted(h)
+        self.findings = []
+        self.judged = 0  # series with enough history
+        self.nights_before = sum(1 for r in allruns if r[2] < self.tonight[2])
+
+    def since(self, scope, name, part):
+        """The start from which a series counts (an accepted change's run), else None."""
+        a = self.accepted.get((scope, name, part))
+        return a[1] if a else None
+
+    def run(self):
+        run = self.tonight[0]
+        part_keys = [p for (p,) in self.h.db.execute(
+            "SELECT DISTINCT part FROM levels WHERE run = ? ORDER BY part", (run,))]
+        for pk in part_keys:
+            self.judge_part(pk)
+        if not self.judged:
+            raise TooShort("history too short: %d night%s before %s, %d needed to judge a node "
+                           "(--min-history)" % (self.nights_before,
+                                                "" if self.nights_before == 1 else "s",
+                                                self.tonight[1], self.p["min_history"]))
+        order = {"cluster": 0, "server": 1, "node": 2, "change": 3}
+        self.findings.sort(key=lambda f: (not f["flagged"], order[f["kind"]], f["part"],
+                                          -abs(f["size"]), f["name"]))
+        return self.findings
+
+    def judge_part(self, pk):
+        part = self.parts[pk]
+        p = self.p
+        runs_ = _part_runs(self.h, pk, self.tonight[2], max(p["window"], p["last"] + 1))
+        nights = [_night(self.h, r[0], pk) for r in runs_]
+        lv = histdb.levels(self.h, [r[0] for r in runs_], pk)
+        tonight = nights[-1]
+        moves = self.two_ways(part, runs_, nights, tonight)
+        self.server_moves(part, runs_, nights, tonight, moves)
+        self.lasting(part, runs_, nights, lv)
+
+    # -- tonight against the node's own nights and its peers ----------------------------------
+
+    def own_history(self, part, runs_, nights, node, server):
+        """The node's values of its last N nights before tonight (from an accepted change on)."""
+        sinces = [x for x in (self.since("node", self.nodes[node], part),
+                              self.since("server", self.servers[server], part))
+                  if x is not None]
+        since = max(sinces) if sinces else None
+        out = []
+        for r, night in zip(reversed(runs_[:-1]), reversed(nights[:-1])):
+            if len(out) >= self.p["last"] or (since is not None and r[2] < since):
+                break
+            if node in night:
+                out.append(night[node][1])
+        return out
+
+    def two_ways(self, part, runs_, nights, tonight):
+        p = self.p
+        by_server = {}
+        for node, (server, v) in tonight.items():
+            by_server.setdefault(server, []).append(v)
+        everyone = [v for _s, v in tonight.values()]
+        moves = {}
+        for node, (server, v) in tonight.items():
+            own = self.own_history(part, runs_, nights, node, server)
+            if len(own) < p["min_history"]:
+                continue
+            self.judged += 1
+            slow_own, r_own, m_own, s_own = slow_against(v, own, p["tolerance"], p["sigmas"])
+            moves.setdefault(server, []).append(r_own)
+            if not slow_own:
+                continue
+            peers = by_server[server]
+            scope = "server"
+            if len(peers) < p["min_peers"]:
+                peers, scope = everyone, "all nodes"
+            slow_peer, r_peer, m_peer, s_peer = slow_against(v, peers, p["tolerance"],
+                                                             p["sigmas"])
+            if not slow_peer:
+                continue
+            first = self.first_night(runs_, nights, node, m_own * (1 + p["tolerance"]))
+            self.findings.append({
+                "kind": "node", "name": self.nodes[node], "server": self.servers[server],
+                "part": part, "size": r_own, "flagged": True,
+                "first_night": first[1], "first_started": first[2],
+                "evidence": {"tonight_s": v, "own_median_s": m_own, "own_spread_s": s_own,
+                             "own_nights": len(own), "peers_median_s": m_peer,
+                             "peers_spread_s": s_peer, "peers": len(peers),
+                             "peers_scope": scope, "against_peers": r_peer}})
+        return moves
+
+    def first_night(self, runs_, nights, node, limit, server=False):
+        """The first run of the streak of nights, ending tonight, above limit."""
+        first = runs_[-1]
+        for r, night in zip(reversed(runs_), reversed(nights)):
+            v = night.get(node)
+            if v is None:
+                continue
+            if v[1] <= limit:
+                break
+            first = r
+        return first
+
+    def server_moves(self, part, runs_, nights, tonight, moves):
+        p = self.p
+        tol = p["tolerance"]
+        med = dict((s, statistics.median(m)) for s, m in moves.items() if len(m) >= 2)
+        everyone = [r for m in moves.values() for r in m]
+        flagged = 0
+        for s, mv in sorted(med.items()):
+            if mv < tol:
+                continue
+            others = [x for o, x in med.items() if o != s]
+            other = statistics.median(others) if others else None
+            if other is not None and mv - other < tol:
+                continue
+            nodes = [n for n, (srv, _v) in tonight.items() if srv == s]
+            moved = sum(1 for r in moves[s] if r >= tol)
+            first = self.server_first(runs_, nights, s, tol)
+            flagged += 1
+            self.findings.append({
+                "kind": "server", "name": self.servers[s], "server": self.servers[s],
+                "part": part, "size": mv, "flagged": True,
+                "first_night": first[1], "first_started": first[2],
+                "evidence": {"nodes": len(nodes), "judged": len(moves[s]),
+                             "moved": moved, "median_move": mv,
+                             "other_servers": len(others), "others_median_move": other,
+                             "note": None if others else "no other server to compare with"}})
+        if not flagged and len(med) >= 2 and statistics.median(everyone) >= tol:
+            mv = statistics.median(everyone)
+            first = self.server_first(runs_, nights, None, tol)
+            self.findings.append({
+                "kind": "cluster", "name": "every server", "server": None, "part": part,
+                "size": mv, "flagged": True, "first_night": first[1],
+                "first_started": first[2],
+                "evidence": {"servers": len(med), "judged": len(everyone),
+                             "moved": sum(1 for r in everyone if r >= tol),
+                             "servers_moved": sum(1 for x in med.values() if x >= tol),
+                             "median_move": mv}})
+
+    def server_first(self, runs_, nights, s, tol):
+        """The first night of the streak, ending tonight, where the server's median (every
+        node's, for s None) was above its median before the streak by the tolerance."""
+        meds = []
+        for r, night in zip(runs_, nights):
+            xs = [v for srv, v in night.values() if s is None or srv == s]
+            meds.append((r, statistics.median(xs) if xs else None))
+        base = [m for _r, m in meds[:-1] if m is not None][-self.p["last"]:]
+        if not base:
+            return runs_[-1]
+        ref = statistics.median(base)
+        first = runs_[-1]
+        for r, m in reversed(meds):
+            if m is None:
+                continue
+            if m <= ref * (1 + tol):
+                break
+            first = r
+        return first
+
+    # -- lasting changes ----------------------------------------------------------------------
+
+    def lasting(self, part, runs_, nights, lv):
+        p = self.p
+        w = runs_[-p["window"]:]
+        nw = nights[-p["window"]:]
+        # the servers' nightly medians
+        series = {}
+        for i, r in enumerate(w):
+            for s, (_n, m, _d) in (lv.get(r[0]) or {}).items():
+                if m and m > 0:
+                    series.setdefault(s, []).append((i, m))
+        for s, xs in sorted(series.items()):
+            since = self.since("server", self.servers[s], part)
+            xs = [x for x in xs if since is None or w[x[0]][2] >= since]
+            self.changes("server", self.servers[s], self.servers[s], part, w, xs,
+                         "the server's nightly median node time")
+        # each node relative to its server's median of the night
+        rel = {}
+        for i, (r, night) in enumerate(zip(w, nw)):
+            levels = lv.get(r[0]) or {}
+            for node, (s, v) in night.items():
+                m = levels.get(s)
+                if m and m[1] > 0:
+                    rel.setdefault(node, []).append((i, v / m[1], s))
+        tol, m = p["tolerance"], p["min_segment"]
+        for node, xs in rel.items():
+            if len(xs) < 2 * m or not screen([x[1] for x in xs], tol, m):
+                continue
+            name = self.nodes[node]
+            server = xs[-1][2]
+            since = self.since("node", name, part)
+            xs = [x for x in xs if since is None or w[x[0]][2] >= since]
+            self.changes("node", name, self.servers[server], part, w, xs,
+                         "the node's time relative to its server's median")
+
+    def changes(self, scope, name, server, part, w, xs, what):
+        p = self.p
+        vals = [x[1] for x in xs]
+        cps = change_points(vals, p["tolerance"], p["min_segment"], p["pvalue"])
+        for j, (tau, before, after, pv) in enumerate(cps):
+            size = after / before - 1.0
+            last_level = cps[-1][2]
+            ongoing = size > 0 and (last_level / before - 1.0) >= p["tolerance"]
+            first = w[xs[tau][0]]
+            self.findings.append({
+                "kind": "change", "scope": scope, "name": name, "server": server,
+                "part": part, "size": size, "flagged": bool(ongoing),
+                "first_night": first[1], "first_started": first[2],
+                "evidence": {"series": what, "before_median": before, "after_median": after,
+                             "nights_before": tau - (cps[j - 1][0] if j else 0),
+                             "nights_after": (cps[j + 1][0] if j + 1 < len(cps)
+                                              else len(vals)) - tau,
+                             "p_value": pv, "direction": "slower" if size > 0 else "faster",
+                             "holds_tonight": bool(ongoing),
+                             "method": "E-divisive means (alpha 1), Welch's t-test",
+                             "nights": len(vals)}})
+
+
+def judge(h, params=None, run_id=None):
+    """(tonight (run, run_id, started), findings, judge); TooShort when nothing can be judged,
+    KeyError for an unknown run id."""
+    j = Judge(h, params, run_id)
+    return j.tonight, j.run(), j
