@@ -22,6 +22,7 @@ import sys
 from . import catalogue
 from . import common as L
 from . import files as F
+from . import histhook
 from . import plot
 from . import prometheus
 from . import report as R
@@ -77,6 +78,7 @@ def parse_args(argv):
                          "(e.g. /var/lib/prometheus/node-exporter/stagebench.prom)")
     ap.add_argument("--output", "-o", metavar="FILE",
                     help="write the report to FILE instead of stdout")
+    histhook.add_collect_options(ap)  # --history, --no-history, --html (the history's)
     ap.add_argument("--version", action=catalogue.VersionAction)
     return ap.parse_args(argv)
 
@@ -142,6 +144,8 @@ def main(argv=None):
         except RuntimeError as e:
             L.say("error: --plot %s: %s" % (args.plot, e))
             return L.EXIT_FAILED
+    if histhook.after_collect(args, R.to_json(report), c):  # the history and --html
+        return L.EXIT_PRECONDITION
     return report["exit_code"]
 
 

@@ -25,6 +25,7 @@ import time
 from . import catalogue
 from . import common as L
 from . import files as F
+from . import histhook
 from . import procs as P
 from . import prometheus
 from . import report as R
@@ -314,6 +315,10 @@ def main():
         % (run_id, report["status"], len(report["nodes"]["failed"]),
            len(report["nodes"]["missing"]), len(report["invalid"]),
            len(report["regressions"])))
+    night = histhook.after_cron(results, rundir, R.to_json(report), c, log, tolerance)
+    if night.flagged:  # the history's regressions: said with the report, and exit 1
+        text += night.text
+        status = status or L.EXIT_FAILED
     if args.baseline and baseline is None:
         if status == L.EXIT_OK:
             if _write(log, F.write_json_atomic, args.baseline,
@@ -333,7 +338,8 @@ def main():
         if not _say_report(text, rundir, logpath, log):
             status = status or L.EXIT_PRECONDITION
     if args.prometheus:
-        log(prometheus.write(args.prometheus, report, c, status) or "metrics written to %s"
+        log(prometheus.write(args.prometheus, report, c, status, night.doc) or
+            "metrics written to %s"
             % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status

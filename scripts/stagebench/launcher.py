@@ -18,6 +18,7 @@ from . import catalogue
 from . import clocksync
 from . import common as L
 from . import files as F
+from . import histhook
 from . import procs as P
 from . import report as R
 from .engines import NODE, Outcome, make as make_engine
@@ -1370,6 +1371,7 @@ class Launcher:
             text = R.to_text(report)
             F.write_atomic(os.path.join(self.rundir, L.REPORT_TXT), text)
             F.write_atomic(os.path.join(self.rundir, L.REPORT_JSON), R.to_json(report))
+            histhook.after_launch(self.rundir, R.to_json(report), c)  # into the history
             sys.stdout.write(text)
             sys.stdout.flush()
             if rc is None:

@@ -48,6 +48,16 @@ FAMILIES = [
                                   "own clock."),
     ("node_clock_offset_seconds", "The node's clock offset against the launch host, as the "
                                   "launcher measured it."),
+    # the history's judgement of the run (stagebench-history regressions): bounded, only
+    # flagged nodes and servers carry their name
+    ("history_judged", "1 when the history judged the run, 0 when it was too short to judge."),
+    ("history_flagged", "Findings of the history flagged for the run, by kind (node, server, "
+                        "cluster, change)."),
+    ("history_server_regression_ratio", "A flagged server's slowdown (0.3 = 30% slower) in a "
+                                        "part, tonight (kind=tonight) or lasting "
+                                        "(kind=lasting)."),
+    ("history_node_regression_ratio", "A flagged node's slowdown (0.3 = 30% slower) in a part, "
+                                      "tonight (kind=tonight) or lasting (kind=lasting)."),
 ]
 OK_STATUSES = ("ok", "late")
 
@@ -194,10 +204,44 @@ def _nodes(m, p, group, servers):
             m.add("node_start_offset_seconds", nl, e["rel_min"] - e["start_at"])
 
 
-def render(report, collection=None, exit_status=None):
-    """The metrics text of a report (report.build_report's dict); collection (report.collect's)
-    adds the per-node figures the report does not keep; exit_status overrides the report's."""
+def _regressions(m, doc):
+    """The history's judgement (stagebench.regressions/1) of the run."""
+    m.add("history_judged", [], 0 if doc.get("too_short") else 1)
+    counts = dict((k, 0) for k in ("node", "server", "cluster", "change"))
+    for f in doc.get("findings") or []:
+        if not f.get("flagged") or f.get("kind") not in counts:
+            continue
+        counts[f["kind"]] += 1
+        kind = "lasting" if f["kind"] == "change" else "tonight"
+        scope = f.get("scope", f["kind"])
+        if scope == "server":
+            m.add("history_server_regression_ratio", [("server", f.get("name")),
+                                                      ("part", f.get("part")),
+                                                      ("kind", kind)], f.get("size"))
+        elif scope == "node":
+            m.add("history_node_regression_ratio", [("node", f.get("name")),
+                                                    ("server", f.get("server")),
+                                                    ("part", f.get("part")),
+                                                    ("kind", kind)], f.get("size"))
+    if not doc.get("too_short"):
+        for k, n in counts.items():
+            m.add("history_flagged", [("kind", k)], n)
+
+
+def render_regressions(doc):
+    """The metrics text of the history's judgement alone."""
     m = Metrics()
+    _regressions(m, doc)
+    return m.text()
+
+
+def render(report, collection=None, exit_status=None, regressions=None):
+    """The metrics text of a report (report.build_report's dict); collection (report.collect's)
+    adds the per-node figures the report does not keep; exit_status overrides the report's;
+    regressions (the history's judgement of the run) adds its flags."""
+    m = Metrics()
+    if regressions:
+        _regressions(m, regressions)
     _run(m, report, collection, exit_status)
     servers = _servers(collection)
     groups = getattr(collection, "groups", {}) or {}
@@ -228,10 +272,10 @@ def _servers(collection):
     return out
 
 
-def write(path, report, collection=None, exit_status=None):
+def write(path, report, collection=None, exit_status=None, regressions=None):
     """Write the metrics to path atomically; None, or why it could not be written."""
     try:
-        F.write_atomic(path, render(report, collection, exit_status))
+        F.write_atomic(path, render(report, collection, exit_status, regressions))
     except OSError as e:
         return "cannot write %s: %s" % (path, L.errno_text(e))
     return None

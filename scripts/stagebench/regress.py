@@ -208,7 +208,7 @@ def _night(h, run, part):
                 for n, v in vals.items())
 
 
-def _part_runs(h, part, upto_started, window):
+def part_runs(h, part, upto_started, window):
     """The last window runs holding part, up to the given start: [(run, run_id, started)]."""
     rows = h.db.execute(
         "SELECT runs.run, runs.run_id, runs.started FROM runs WHERE runs.started <= ? AND "
@@ -267,7 +267,7 @@ class Judge:
     def judge_part(self, pk):
         part = self.parts[pk]
         p = self.p
-        runs_ = _part_runs(self.h, pk, self.tonight[2], max(p["window"], p["last"] + 1))
+        runs_ = part_runs(self.h, pk, self.tonight[2], max(p["window"], p["last"] + 1))
         nights = [_night(self.h, r[0], pk) for r in runs_]
         lv = histdb.levels(self.h, [r[0] for r in runs_], pk)
         tonight = nights[-1]

@@ -98,6 +98,9 @@ def parse_args(argv):
     ap.add_argument("--server-drop", action="store_true",
                     help="drop the servers' cache (this machine's pages of their files) before "
                          "each part of test 3")
+    ap.add_argument("--note", action="append", default=[], metavar="TEXT",
+                    help="the launcher's --note: a note for the manifest and the report "
+                         "(repeatable)")
     ap.add_argument("--max-offset", metavar="SECONDS", help="the launcher's --max-offset")
     ap.add_argument("--require-sync", action="store_true", help="the launcher's --require-sync")
     ap.add_argument("--timeout", metavar="SECONDS",
@@ -349,6 +352,8 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
            "--results", results, "--run-id", run_id, "--scale", args.scale,
            "--local-stagebench", binary,
            "--repeat", str(args.repeat), "--note", note]
+    for x in args.note:
+        cmd += ["--note", x]
     for n, kind in sorted(faults.items()):
         cmd += ["--note", "fault injected by stagebench-sim: %s %s" % (n, kind)]
     for n, sec in sorted(skews.items()):
