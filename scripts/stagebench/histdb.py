@@ -360,8 +360,8 @@ class Run:
         facts = dict(self.facts)
         facts.pop("source", None)
         h.update(json.dumps(facts, sort_keys=True, default=str).encode())
-        for r in sorted(self.results, key=lambda r: (r[3], r[0], r[4])):
-            h.update(repr(r).encode())
+        rows = sorted(self.results, key=lambda r: (r[3], r[0], r[4]))
+        h.update(json.dumps(rows).encode())
         return h.hexdigest()
 
 

@@ -196,16 +196,19 @@ def screen(x, tol, m):
 
 def _night(h, run, part):
     """{node: (server, value)} of a run and part: a node's median over its repetitions that
-    ran."""
-    vals, srv = {}, {}
-    for node, server, status, t in h.db.execute(
-            "SELECT node, server, status, node_time_s FROM results WHERE run = ? AND part = ?",
-            (run, part)):
-        if status in histdb.OK_CODES and t is not None:
-            vals.setdefault(node, []).append(t)
-            srv[node] = server
-    return dict((n, (srv[n], v[0] if len(v) == 1 else statistics.median(v)))
-                for n, v in vals.items())
+    ran (the first repetition read at once, later ones only where there are any)."""
+    q = ("SELECT node, server, node_time_s FROM results WHERE run = ? AND part = ? AND "
+         "status IN (%s) AND node_time_s IS NOT NULL AND rep %s" %
+         (",".join(str(c) for c in histdb.OK_CODES), "%s"))
+    first = h.db.execute(q % "= 1", (run, part)).fetchall()
+    out = dict((n, (s, t)) for n, s, t in first)
+    more = {}
+    for n, s, t in h.db.execute(q % "> 1", (run, part)):
+        more.setdefault(n, [out[n][1]] if n in out else []).append(t)
+        out[n] = (s, t)
+    for n, ts in more.items():
+        out[n] = (out[n][0], statistics.median(ts))
+    return out
 
 
 def part_runs(h, part, upto_started, window):
@@ -413,21 +416,26 @@ class Judge:
             self.changes("server", self.servers[s], self.servers[s], part, w, xs,
                          "the server's nightly median node time")
         # each node relative to its server's median of the night
-        rel = {}
-        for i, (r, night) in enumerate(zip(w, nw)):
-            levels = lv.get(r[0]) or {}
-            for node, (s, v) in night.items():
-                m = levels.get(s)
-                if m and m[1] > 0:
-                    rel.setdefault(node, []).append((i, v / m[1], s))
+        meds = [dict((s, x[1]) for s, x in (lv.get(r[0]) or {}).items() if x[1] > 0)
+                for r in w]
         tol, m = p["tolerance"], p["min_segment"]
-        for node, xs in rel.items():
-            if len(xs) < 2 * m or not screen([x[1] for x in xs], tol, m):
-                continue
+        k = (m + 1) // 2
+        for node, (server, _v) in nw[-1].items():
+            xs = []
+            for i, night in enumerate(nw):
+                x = night.get(node)
+                if x is not None and x[0] in meds[i]:
+                    xs.append((i, x[1] / meds[i][x[0]]))
             name = self.nodes[node]
-            server = xs[-1][2]
             since = self.since("node", name, part)
-            xs = [x for x in xs if since is None or w[x[0]][2] >= since]
+            if since is not None:
+                xs = [x for x in xs if w[x[0]][2] >= since]
+            if len(xs) < 2 * m:
+                continue
+            vals = sorted(x[1] for x in xs)
+            # necessary for a change of at least tol between two medians of m or more values
+            if vals[-k] < (1.0 + tol) * vals[k - 1] or not screen([x[1] for x in xs], tol, m):
+                continue
             self.changes("node", name, self.servers[server], part, w, xs,
                          "the node's time relative to its server's median")
 
