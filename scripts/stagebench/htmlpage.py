@@ -128,14 +128,18 @@ def part_svg(points, median, limit):
         if not servers or servers[-1][0] != server:
             servers.append([server, i, i])
         servers[-1][2] = i
+    # a server's name under its group where there is room, else its number (the legend
+    # under the plot names them)
+    numbered = (W - PAD_L) / max(1, len(servers)) < 110
     for j, (server, a, b) in enumerate(servers):
         if j:
             out.append('<line x1="%.1f" x2="%.1f" y1="%d" y2="%d" stroke="#ccc" '
                        'stroke-dasharray="2,2"/>' % (x(a - 0.5), x(a - 0.5), PAD_T, H - PAD_B))
         if len(servers) <= 24:
             out.append('<text x="%.1f" y="%d" font-size="10" text-anchor="middle" '
-                       'fill="#555">%s (%d)</text>' % ((x(a) + x(b)) / 2, H - PAD_B + 14,
-                                                        esc(_short(server)), b - a + 1))
+                       'fill="#555">%s</text>' % (
+                           (x(a) + x(b)) / 2, H - PAD_B + 14, j + 1 if numbered else
+                           "%s (%d)" % (esc(_short(server)), b - a + 1)))
     if len(servers) > 24:
         out.append('<text x="%d" y="%d" font-size="10" fill="#555">%d servers, grouped left '
                    'to right</text>' % (PAD_L, H - PAD_B + 14, len(servers)))
@@ -156,6 +160,10 @@ def part_svg(points, median, limit):
                    'text-anchor="end">slow threshold %s</text>'
                    % (PAD_L, W - 6, y(limit), y(limit), W - 8, y(limit) - 3, esc(_t(limit))))
     out.append("</svg>")
+    if numbered and len(servers) <= 24:
+        out.append('<p class="small">servers: %s</p>' % ", ".join(
+            "%d %s (%d)" % (j + 1, esc(server), b - a + 1)
+            for j, (server, a, b) in enumerate(servers)))
     return "".join(out)
 
 
