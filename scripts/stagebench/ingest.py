@@ -131,7 +131,12 @@ def _server(node, manifest, fs):
 
 
 def _rate_unit(part, pages):
-    entry = catalogue.load().parts.get(part, {})
+    """The part's rate unit: the catalogue's (where it says), else pages/s where the node
+    counted pages touched, else B/s."""
+    try:
+        entry = catalogue.load().parts.get(part, {})
+    except L.UsageError:  # no catalogue here: what the summary counted decides
+        entry = {}
     if isinstance(entry.get("rate_unit"), str):
         return entry["rate_unit"]
     return "pages/s" if pages is not None else "B/s"
@@ -278,7 +283,7 @@ def record_collected(rundir, report_json, collection=None, path=None):
         run = collected_run(rundir, report_json, collection)
         with histdb.open_history(path) as h:
             return path, histdb.record(h, run), None
-    except (histdb.Refused, NotARun) as e:
+    except (histdb.Refused, NotARun, L.UsageError, ValueError) as e:
         return path, None, str(e)
     except (OSError, histdb.sqlite3.Error) as e:
         return path, None, "%s: %s" % (path, L.errno_text(e) if isinstance(e, OSError) else e)
