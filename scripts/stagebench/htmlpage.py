@@ -192,12 +192,13 @@ def trend_svg(points, changes, first=None, w=420, h=120):
         out.append('<line x1="%.1f" x2="%.1f" y1="6" y2="%d" stroke="#c00" '
                    'stroke-dasharray="4,3"/>' % (x(i - 0.5), x(i - 0.5), h - 18))
     if first is not None:
-        out.append('<text x="%.1f" y="%d" font-size="9" fill="#c00">%s</text>'
-                   % (x(first), h - 4, esc(points[first][0])))
+        right = x(first) > w * 0.6
+        out.append('<text x="%.1f" y="%d" font-size="9" fill="#c00" text-anchor="%s">%s</text>'
+                   % (x(first) - 3 if right else x(first), h - 4, "end" if right else "start",
+                      esc(points[first][0])))
     out.append('<polyline fill="none" stroke="#1f77b4" stroke-width="1.3" points="%s"/>'
                % " ".join("%.1f,%.1f" % (x(i), y(v)) for i, v in enumerate(vals)))
-    out.append('<text x="%d" y="%d" font-size="9" fill="#555">%s</text></svg>'
-               % (w - 40, h - 4, unit))
+    out.append('<text x="2" y="%d" font-size="9" fill="#555">%s</text></svg>' % (h - 4, unit))
     return "".join(out)
 
 
