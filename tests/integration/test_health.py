@@ -3,6 +3,7 @@
 launcher's RESULTS/RUN/NODE.PART.repK.json layout): healthy, unhealthy with the part and its
 error on one line, no recent data, the newest run winning, planted links and damaged files,
 within a second; and the NHC check file against it, NHC's die and log stood in for."""
+import json
 import os
 import subprocess
 import time
@@ -140,7 +141,8 @@ class Nhc(sbtest.TempDirCase):
 
     def nhc(self, *args):
         src = os.path.join(sbtest.SOURCE, "scripts", "examples", "stagebench.nhc.in")
-        env = dict(os.environ, STAGEBENCH_BIN=sbtest.BINARY)
+        env = dict(os.environ, STAGEBENCH_BIN=sbtest.BINARY, STAGEBENCH_HISTORY_BIN=os.path.join(
+            sbtest.SOURCE, "scripts", "stagebench-history"))
         env.pop("STAGEBENCH_RESULTS", None)
         p = subprocess.run(["bash", "-c", NHC_TEST, "nhc", src] + list(args),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -171,6 +173,27 @@ class Nhc(sbtest.TempDirCase):
         out = self.nhc("-r", res, "-N", "n1", "-a", "0.5")  # a wrong call drains, saying why
         self.assertRegex(out, r"^die 1: stagebench: error: --max-age '0\.5' is out of range: "
                               r"[^\n]*\nreturned 1\n$")
+
+    def test_nhc_lasting_regression_from_the_history(self):
+        """-L: a node healthy by its summaries is drained on a lasting regression of the last
+        nightly judgement (RESULTS/history-health.json, as stagebench-cron writes it)."""
+        res = self.path("res")
+        os.makedirs(res)
+        os.makedirs(self.path("stage"))
+        self.assertEqual(sbtest.run(["run", "1a", "--scale", "tiny", "--dir", self.path("stage"),
+                                     "--node", "n1", "--start-in", "0", "--out",
+                                     os.path.join(res, "n1.json")]).returncode, 0)
+        self.assertEqual(self.nhc("-r", res, "-N", "n1", "-L"),
+                         "log: check_stagebench: stagebench: no history judgement at %s\n"
+                         "returned 0\n" % os.path.join(res, "history-health.json"))
+        with open(os.path.join(res, "history-health.json"), "w") as f:
+            json.dump({"schema": "stagebench.history-health/1", "run_id": "cron-1",
+                       "written_at": time.time(), "nodes": {"n1": [
+                           {"part": "1a", "size": 0.31, "first_night": "cron-0"}]}}, f)
+        self.assertEqual(self.nhc("-r", res, "-N", "n1", "-L"),
+                         "die 1: stagebench: n1: lasting regression: 1a +31% since cron-0\n"
+                         "returned 1\n")
+        self.assertEqual(self.nhc("-r", res, "-N", "n1"), "returned 0\n")  # without -L
 
 
 if __name__ == "__main__":
