@@ -12,7 +12,8 @@ import subprocess
 import sys
 import unittest
 
-COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
+COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-history",
+            "stagebench-sim")
 EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
             "stagebench.sbatch", "stagebench.nhc")
 
