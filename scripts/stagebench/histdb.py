@@ -500,12 +500,6 @@ def levels(h, runs_, part):
     return out
 
 
-def node_servers(h, run, part):
-    return dict(h.db.execute("SELECT node, server FROM results WHERE run = ? AND part = ? "
-                             "AND rep = (SELECT min(rep) FROM results WHERE run = ? AND "
-                             "part = ?)", (run, part, run, part)))
-
-
 def accept(h, scope, name, part, run_id, started):
     h.db.execute("BEGIN IMMEDIATE")
     try:

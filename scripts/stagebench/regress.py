@@ -329,7 +329,7 @@ class Judge:
                              "peers_scope": scope, "against_peers": r_peer}})
         return moves
 
-    def first_night(self, runs_, nights, node, limit, server=False):
+    def first_night(self, runs_, nights, node, limit):
         """The first run of the streak of nights, ending tonight, above limit."""
         first = runs_[-1]
         for r, night in zip(reversed(runs_), reversed(nights)):

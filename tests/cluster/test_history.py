@@ -257,6 +257,26 @@ class Synthetic(ct.TempDirCase):
                                     timeout=60)
             self.assertEqual(rc.returncode, 0, rc.stdout)
 
+    def test_show_table_and_plots(self):
+        self.judge("node", 59)
+        path = self.path("node.sqlite")
+        svg, png = self.path("trend.svg"), self.path("trend.png")
+        for plot in (svg, png):
+            p = hist(["--history", path, "show", "cn00006", "--part", "1a", "--plot", plot],
+                     results=self.dir)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"\n  night-020 .*  <- change \+(2[6-9]|3[0-4])% \(p=")
+        self.assertEqual(len(p.stdout.splitlines()), 4 + 60, p.stdout)
+        with open(svg) as f:
+            text = f.read()
+        self.assertRegex(text, r"\+(2[6-9]|3[0-4])% from night-020")
+        self.assertIn("node cn00006, part 1a: 60 nights, 1 lasting change", text)
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(4), b"\x89PNG")
+        p = hist(["--history", path, "show", "stage0:/export", "--format", "json"],
+                 results=self.dir)
+        self.assertEqual(json.loads(p.stdout)["parts"][0]["changes"], [])
+
     def test_page_of_1000_nodes(self):
         names, srv = histgen.nodes_and_servers(1000, 16)
         level = histgen.scenario("healthy")
