@@ -175,7 +175,7 @@ static void arm_write_state(struct arm *a)
 
 	a->st.updated_at = clock_wall();
 	stop_hold(true);
-	snprintf(tmp, sizeof(tmp), ARM_STATE ".tmp.%ld", (long)getpid());
+	names_state_temp(tmp, sizeof(tmp), (long)getpid());
 	fd = openat(a->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		rc = -errno;

@@ -15,9 +15,12 @@
 #include "driver/outcome.h"
 #include "driver/reason.h"
 
-#define ARM_STATE "state"
-#define ARM_LOG	  "log"
-#define ARM_OUT	  "summary.json"
+#include "util/names.h"
+
+/* The files of STATE_DIR, named by util/names.h. */
+#define ARM_STATE NAMES_STATE
+#define ARM_LOG	  NAMES_LOG
+#define ARM_OUT	  NAMES_SUMMARY
 
 /* What STATE_DIR/state says: one "key value" line per field. */
 struct arm_state {

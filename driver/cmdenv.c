@@ -19,8 +19,8 @@
 #include "driver/views.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
+#include "util/names.h"
 #include "util/size.h"
-#include "workers/replica.h"
 
 /* The longest real path of --dir: BENCH_PATH_MAX leaves 128 bytes for the names in it. */
 #define CMDENV_DIR_MAX (BENCH_PATH_MAX - 129)
@@ -44,7 +44,7 @@ enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen)
 	snprintf(res->node, sizeof(res->node), "%s", node);
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
-	snprintf(res->run_tag, sizeof(res->run_tag), "p%ld-%s", (long)getpid(), token);
+	names_run_tag(res->run_tag, sizeof(res->run_tag), (long)getpid(), token);
 	return OUTCOME_OK;
 }
 

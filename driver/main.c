@@ -31,12 +31,12 @@
 #include "driver/schedule.h"
 #include "driver/stop.h"
 #include "driver/summary.h"
+#include "driver/summary_file.h"
 #include "driver/views.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "util/log.h"
 #include "util/size.h"
-#include "workers/replica.h"
 
 #define MAIN_MAX_AHEAD_S 86400.0
 
@@ -49,7 +49,7 @@ static int main_usage(const char *why)
 /* The summary to --out, if given: 0 or -errno, said on stderr. */
 static int main_write_out(struct cmdenv *e)
 {
-	int rc = e->o.out ? summary_write_file(&e->res, &e->o, e->o.out, e->o.force) : 0;
+	int rc = e->o.out ? summary_file_write(&e->res, &e->o, e->o.out, e->o.force) : 0;
 
 	if (rc)
 		log_err("cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
@@ -156,7 +156,7 @@ static int main_run(struct cmdenv *e)
 		     : 0;
 	if (rc)
 		return cmdenv_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
-	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
+	if (o->out && summary_file_check_out(o->out, o->force, why, sizeof(why)))
 		return cmdenv_fail(e,
 				   faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
 				       ? OUTCOME_USAGE

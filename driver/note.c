@@ -52,7 +52,7 @@ void note_warning(struct node_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-void note_worker_error(const struct bench_error *e, char *buf, size_t len)
+void note_worker_error(const struct io_error *e, char *buf, size_t len)
 {
 	char where[48] = "";
 	char gen[96] = "";

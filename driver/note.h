@@ -19,7 +19,7 @@ void note_warning(struct node_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* "read '/stage/x' at 4194304: Input/output error" for a worker error. */
-void note_worker_error(const struct bench_error *e, char *buf, size_t len);
+void note_worker_error(const struct io_error *e, char *buf, size_t len);
 
 /*
  * path as a message shows it: whole up to NOTE_PATH_SHOWN bytes, else its start and its end

@@ -14,6 +14,7 @@
 
 #include "driver/plan.h"
 #include "platform/clock.h"
+#include "util/names.h"
 #include "util/pattern.h"
 #include "util/size.h"
 #include "workers/registry.h"
@@ -88,19 +89,6 @@ const char *plan_tier_name(enum plan_tier tier)
 	};
 
 	return (unsigned)tier < PLAN_TIER_COUNT ? names[tier] : NULL;
-}
-
-void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	unsigned u = 0;
-
-	/* The largest unit that divides the size exactly: "1536MiB", never "1.50GiB". */
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && bytes % 1024 == 0) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "stagebench.%s.%llu%s", test, (unsigned long long)bytes, units[u]);
 }
 
 static const struct test_def *plan_find_test(const char *name)
@@ -274,9 +262,12 @@ static int plan_check(struct plan *plan, bool chunk_given, char *why, size_t why
 				    (unsigned long long)pt->file, pt->def->name);
 			return -EINVAL;
 		}
-		if (!pt->replica[0])
-			plan_replica_name(pt->def->name, pt->file, pt->replica,
-					  sizeof(pt->replica));
+		if (!pt->replica[0] &&
+		    names_replica(pt->replica, sizeof(pt->replica), pt->def->name, pt->file)) {
+			options_why(why, whylen, "test %s: its replica's name is too long",
+				    pt->def->name);
+			return -EINVAL;
+		}
 	}
 	for (size_t i = 0; i < plan->nparts; i++) {
 		const struct plan_part *pp = &plan->parts[i];

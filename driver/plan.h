@@ -142,7 +142,4 @@ void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t l
 /* "node_cache", "server_cache", "server_disk"; NULL for PLAN_TIER_NONE (JSON null). */
 const char *plan_tier_name(enum plan_tier tier);
 
-/* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
-void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);
-
 #endif

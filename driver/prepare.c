@@ -16,7 +16,9 @@
 #include "platform/clock.h"
 #include "util/log.h"
 #include "util/size.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica.h"
+#include "platform/replica_probe.h"
 
 /* How often a prepare waiting for another's recreation of a replica looks again. */
 #define PREPARE_LOCK_POLL_MS 20
@@ -58,7 +60,7 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 {
 	const struct plan_test *pt = rq->pt;
 	struct replica_info info;
-	struct bench_error err;
+	struct io_error err;
 	char sz[32];
 	uint64_t gen = replica_new_generation();
 	uint64_t t0 = clock_mono_ns();
@@ -174,7 +176,7 @@ static enum outcome prepare_recreate(const struct prepare_req *rq, uint64_t gen0
 		return OUTCOME_FAILED;
 	if ((fd >= 0 || !rq->swap) && prepare_theirs(rq, gen0, out))
 		goto out;
-	int rc = rq->swap ? 0 : replica_remove(rq->dirfd, pt->replica);
+	int rc = rq->swap ? 0 : ours_remove(rq->dirfd, pt->replica);
 	if (rc && rc != -ENOENT) {
 		snprintf(out->error, sizeof(out->error), "cannot remove replica '%s/%s': %s",
 			 rq->dir, pt->replica, strerror(-rc));

@@ -43,7 +43,7 @@ enum reason reason_parse(const char *name)
 	return REASON_NONE;
 }
 
-enum reason reason_of_worker(const struct bench_error *e, bool ran)
+enum reason reason_of_worker(const struct io_error *e, bool ran)
 {
 	if (strcmp(e->op, "verify") == 0)
 		return REASON_VERIFY_FAILED;

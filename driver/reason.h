@@ -42,6 +42,6 @@ enum reason reason_parse(const char *name);
  * ENOSPC or EDQUOT, not_ready when the thread failed in its set-up (before the ready barrier:
  * ran false), io_error otherwise.
  */
-enum reason reason_of_worker(const struct bench_error *e, bool ran);
+enum reason reason_of_worker(const struct io_error *e, bool ran);
 
 #endif

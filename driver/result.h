@@ -44,7 +44,7 @@ struct thread_result {
 	double first_pass_s, rest_pass_median_s;
 	uint64_t bytes, ops, pages, files, retries;
 	int rc; /* 0, or -errno of its first error */
-	struct bench_error err;
+	struct io_error err;
 };
 
 struct part_result {

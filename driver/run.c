@@ -20,8 +20,10 @@
 #include "driver/run.h"
 #include "driver/start.h"
 #include "driver/stop.h"
+#include "util/names.h"
 #include "util/prng.h"
-#include "workers/replica.h"
+#include "platform/replica.h"
+#include "platform/replica_identity.h"
 
 struct run_state {
 	const struct plan *plan;
@@ -108,10 +110,11 @@ static void run_publish(struct run_state *st, const struct plan_test *pt,
 	s->params.path = pr->file;
 	s->params.dir = res->dir;
 	s->params.dirfd = st->env->dirfd;
-	s->params.node = res->node;
 	/* The repetition is part of created names: with --keep, repetitions must not clash. */
-	snprintf(s->run_tag, sizeof(s->run_tag), "%s-r%u", res->run_tag, tr->repetition);
-	s->params.run_tag = s->run_tag;
+	char tag[sizeof(res->run_tag) + 16];
+	names_run_tag_rep(tag, sizeof(tag), res->run_tag, tr->repetition);
+	names_file_prefix(s->name_prefix, sizeof(s->name_prefix), pp->def->name, res->node, tag);
+	s->params.name_prefix = s->name_prefix;
 	s->params.count = pp->p.count;
 	s->params.chunk = pp->p.chunk;
 	s->params.file_bytes = pp->p.file;

@@ -13,7 +13,7 @@
 #include "platform/clock.h"
 #include "util/json.h"
 #include "util/size.h"
-#include "workers/replica.h"
+#include "platform/replica_probe.h"
 
 /* The stagebench files in the directory: how big, which generation, how old, how cached. */
 static void views_info_files_text(const struct node_result *res, const struct inventory *inv,
@@ -292,7 +292,7 @@ static void views_csv_field(FILE *f, const char *s, char after)
 }
 
 /* check --format csv: one line per finding, then the node's verdict as a finding of its own. */
-static void views_check_csv(const struct check_report *r, const struct node_result *res,
+static void views_check_csv(const struct findings *r, const struct node_result *res,
 			    enum outcome out, FILE *f)
 {
 	fprintf(f, "node,dir,area,check,status,message\n");
@@ -300,7 +300,7 @@ static void views_check_csv(const struct check_report *r, const struct node_resu
 		views_csv_field(f, res->node, ',');
 		views_csv_field(f, res->dir, ',');
 		fprintf(f, "%s,%s,%s,", r->f[i].area, r->f[i].name,
-			check_level_name(r->f[i].level));
+			findings_level_name(r->f[i].level));
 		views_csv_field(f, r->f[i].message, '\n');
 	}
 	views_csv_field(f, res->node, ',');
@@ -309,7 +309,7 @@ static void views_check_csv(const struct check_report *r, const struct node_resu
 		outcome_exit_code(out));
 }
 
-int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f)
 {
 	if (format == FORMAT_CSV) {
@@ -319,7 +319,7 @@ int views_check(const struct check_report *r, enum format format, const struct n
 	if (format != FORMAT_JSON) {
 		fprintf(f, "stagebench check of node %s, dir %s\n", res->node, res->dir);
 		for (size_t i = 0; i < r->n; i++)
-			fprintf(f, "%-4s  %-8s %-12s %s\n", check_level_name(r->f[i].level),
+			fprintf(f, "%-4s  %-8s %-12s %s\n", findings_level_name(r->f[i].level),
 				r->f[i].area, r->f[i].name, r->f[i].message);
 		fprintf(f, "%s\n", out == OUTCOME_OK ? "node ok" : "node FAILED the check");
 		return 0;
@@ -335,7 +335,7 @@ int views_check(const struct check_report *r, enum format format, const struct n
 		json_object_begin(&j);
 		json_kv_string(&j, "area", r->f[i].area);
 		json_kv_string(&j, "check", r->f[i].name);
-		json_kv_string(&j, "status", check_level_name(r->f[i].level));
+		json_kv_string(&j, "status", findings_level_name(r->f[i].level));
 		json_kv_string(&j, "message", r->f[i].message);
 		json_object_end(&j);
 	}

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "driver/check.h"
+#include "driver/findings.h"
 #include "driver/inventory.h"
 #include "driver/options.h"
 #include "driver/plan.h"
@@ -32,7 +32,7 @@ void views_dry_run(const struct plan *p, const struct node_result *res, enum com
 		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f);
 
 /* The findings of `check` and its verdict ("stagebench.check/1" in JSON). 0, or -EIO. */
-int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The first-error bookkeeping shared by every kind and by the replica writer: a thread
- * reports the first thing that went wrong, since later errors are usually its consequences.
+ * What every kind shares: the first-error bookkeeping of a thread (platform/io_error.h: the
+ * first thing that went wrong, since later errors are usually its consequences), the name
+ * tables of what a kind counts, and the median of pass times.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,32 +31,6 @@ const char *bench_unit_rate(enum bench_unit unit)
 	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].rate : "?";
 }
 
-/*
- * A caller may pass errno or -errno; 0 would make an error look like success to the driver,
- * so it becomes EIO.
- */
-static int bench_errnum(int errnum)
-{
-	if (errnum < 0)
-		errnum = -errnum;
-	return errnum ? errnum : EIO;
-}
-
-int bench_error_set(struct bench_error *e, const char *op, const char *path, bool has_offset,
-		    uint64_t offset, int errnum)
-{
-	errnum = bench_errnum(errnum);
-	if (e->errnum)
-		return -errnum;
-	memset(e, 0, sizeof(*e));
-	e->errnum = errnum;
-	snprintf(e->op, sizeof(e->op), "%s", op ? op : "?");
-	snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
-	e->has_offset = has_offset;
-	e->offset = offset;
-	return -errnum;
-}
-
 void bench_teardown_free(struct bench_ctx *c)
 {
 	free(c->priv);
@@ -64,20 +39,20 @@ void bench_teardown_free(struct bench_ctx *c)
 
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum)
 {
-	return bench_error_set(&c->err, op, path, false, 0, errnum);
+	return io_error_set(&c->err, op, path, false, 0, errnum);
 }
 
 int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,
 		  int errnum)
 {
-	return bench_error_set(&c->err, op, path, true, offset, errnum);
+	return io_error_set(&c->err, op, path, true, offset, errnum);
 }
 
 int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, int errnum,
 		      uint64_t expected_gen, uint64_t found_gen)
 {
 	bool first = c->err.errnum == 0;
-	int rc = bench_error_set(&c->err, "verify", path, true, offset, errnum);
+	int rc = io_error_set(&c->err, "verify", path, true, offset, errnum);
 
 	/* A block that is not ours at all (EBADMSG) has no generation worth reporting. */
 	if (first && c->err.errnum == ESTALE) {

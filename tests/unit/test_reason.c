@@ -75,10 +75,10 @@ static void test_reason_of_worker(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct bench_error e;
+		struct io_error e;
 
 		memset(&e, 0, sizeof(e));
-		bench_error_set(&e, cases[i].op, "/stage/x", false, 0, cases[i].errnum);
+		io_error_set(&e, cases[i].op, "/stage/x", false, 0, cases[i].errnum);
 		CHECK_MSG(reason_of_worker(&e, cases[i].ran) == cases[i].want, "case %zu (%s)", i,
 			  cases[i].op);
 	}

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
+#include "driver/summary_file.h"
 
 #define NTHREADS 2
 
@@ -216,13 +217,13 @@ static void test_summary_file(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/n01.json", dir);
-	CHECK(summary_check_out(path, false, why, sizeof(why)) == 0);
-	CHECK(summary_write_file(&res, &opts, path, false) == 0);
+	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == 0);
+	CHECK(summary_file_write(&res, &opts, path, false) == 0);
 	CHECK(stat(path, &st) == 0 && st.st_size > 1000);
-	CHECK(summary_check_out(path, false, why, sizeof(why)) == -EEXIST);
+	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == -EEXIST);
 	CHECK(strstr(why, "exists: not replacing it") != NULL);
-	CHECK(summary_write_file(&res, &opts, path, false) == -EEXIST);
-	CHECK(summary_write_file(&res, &opts, path, true) == 0);
+	CHECK(summary_file_write(&res, &opts, path, false) == -EEXIST);
+	CHECK(summary_file_write(&res, &opts, path, true) == 0);
 	CHECK(unlink(path) == 0);
 	CHECK(rmdir(dir) == 0); /* no temporary file was left behind */
 }

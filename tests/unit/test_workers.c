@@ -22,7 +22,9 @@
 #include "platform/clock.h"
 #include "util/pattern.h"
 #include "workers/registry.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica.h"
+#include "util/names.h"
 
 #define KIB	      1024ull
 #define MIB	      (1024ull * 1024ull)
@@ -43,6 +45,7 @@ struct rig {
 	struct bench_ctx c;
 	struct hist lat;
 	volatile int stop;
+	char prefix[128]; /* of the names of created files */
 };
 
 static void rig_init(struct rig *r, const struct bench_params *p)
@@ -55,8 +58,8 @@ static void rig_init(struct rig *r, const struct bench_params *p)
 		r->p.part = "t";
 	r->p.dir = files_dir;
 	r->p.dirfd = files_fd;
-	r->p.node = "nodeA";
-	r->p.run_tag = "p1";
+	names_file_prefix(r->prefix, sizeof(r->prefix), r->p.part, "nodeA", "p1");
+	r->p.name_prefix = r->prefix;
 	r->c.p = &r->p;
 	prng_seed(&r->c.rng, 42, prng_hash_str("nodeA"), 0);
 	if (posix_memalign(&r->c.buf, 4096, r->p.xfer ? r->p.xfer : 4096) != 0)
@@ -110,7 +113,7 @@ static double now_s(void)
 
 static void make_replica(const char *name, uint64_t size, uint64_t gen)
 {
-	struct bench_error err;
+	struct io_error err;
 	int rc = replica_create(top_fd, dir, name, size, gen, 2, MIB, true, NULL, &err);
 
 	CHECK_MSG(rc == 0, "replica_create %s: %d (%s)", name, rc, err.op);
@@ -567,7 +570,7 @@ static void test_manyfiles_keep(void)
 		snprintf(name, sizeof(name), "stagebench.4a.nodeA.p1.t3.%06d", i);
 		CHECK_MSG(fstatat(files_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", name);
 		CHECK_U64(st.st_size, 8 * KIB);
-		CHECK(replica_is_ours(files_fd, name) == 1);
+		CHECK(ours_file(files_fd, name) == 1);
 		CHECK(unlinkat(files_fd, name, 0) == 0);
 	}
 	CHECK(count_entries(files_dir) == 0);
