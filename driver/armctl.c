@@ -222,7 +222,7 @@ enum outcome armctl_status(const struct options *o)
 	}
 	close(dirfd);
 	bool alive = armctl_is_ours(&st, why, sizeof(why));
-	armctl_print(&st, alive, why, (enum format)o->format, stdout);
+	armctl_print(&st, alive, why, o->format, stdout);
 	return fflush(stdout) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 }
 

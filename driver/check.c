@@ -152,12 +152,12 @@ static void check_fs(struct findings *r, const struct options *o, int dirfd,
 	findings_add(r, FINDING_OK, "fs", "type", "%s on %s, mounted on %s (%s)", res->fs.type,
 		     res->fs.source, res->fs.mountpoint, res->fs.options);
 	/* The replicas that a full run at this scale would create, test 3's included. */
-	if (plan_build_full((enum scale)o->scale, &plan, why, sizeof(why)) == 0)
+	if (plan_build_full(o->scale, &plan, why, sizeof(why)) == 0)
 		inventory_needs(&plan, dirfd, res->tplan.nslots, &bytes, &inodes);
 	enum finding_level level = res->fs.bytes_free < bytes ? FINDING_FAIL : FINDING_OK;
 	findings_add(r, level, "fs", "space", "%s free; a full run at %s scale still needs %s",
-		     size_format(res->fs.bytes_free, a, sizeof(a)),
-		     options_scale_name((enum scale)o->scale), size_format(bytes, b, sizeof(b)));
+		     size_format(res->fs.bytes_free, a, sizeof(a)), enums_scale_name(o->scale),
+		     size_format(bytes, b, sizeof(b)));
 	if (!res->fs.inodes_total)
 		findings_add(r, FINDING_OK, "fs", "inodes", "not counted by this filesystem");
 	else
@@ -451,7 +451,7 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 		if (r->f[i].level == FINDING_FAIL)
 			out = OUTCOME_FAILED;
 	}
-	views_check(r, (enum format)o->format, res, out, stdout);
+	views_check(r, o->format, res, out, stdout);
 out:
 	free(r);
 	free(c);

@@ -80,8 +80,8 @@ void check_probe(struct findings *r, const struct options *o, struct topo *topo,
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
 	names_probe(replica, sizeof(replica), (long)getpid(), token);
-	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
-			    (enum scale)o->scale, replica, &plan, why, sizeof(why)) != 0) {
+	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS, o->scale,
+			    replica, &plan, why, sizeof(why)) != 0) {
 		findings_add(r, FINDING_FAIL, "probe", "plan", "the probe cannot be planned: %s",
 			     why);
 		return;

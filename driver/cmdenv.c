@@ -171,7 +171,7 @@ void cmdenv_dry_run(struct cmdenv *e)
 	uint64_t bytes, inodes;
 
 	cmdenv_needs(e, &bytes, &inodes);
-	views_dry_run(&e->plan, &e->res, e->o.cmd, e->o.force, e->dirfd, bytes, inodes, stdout);
+	views_dry_run(&e->plan, &e->res, e->dirfd, bytes, inodes, stdout);
 }
 
 int cmdenv_finish(struct cmdenv *e, enum outcome out)

@@ -36,11 +36,11 @@ static void listcmd_json(struct json *j, enum scale scale)
 	json_object_begin(j);
 	json_kv_string(j, "schema", "stagebench.catalogue/1");
 	json_kv_string(j, "version", STAGEBENCH_VERSION);
-	json_kv_string(j, "scale", options_scale_name(scale));
+	json_kv_string(j, "scale", enums_scale_name(scale));
 	json_key(j, "scales");
 	json_array_begin(j);
 	for (int s = 0; s < SCALE_COUNT; s++)
-		json_string(j, options_scale_name((enum scale)s));
+		json_string(j, enums_scales[s]);
 	json_array_end(j);
 	json_key(j, "tests");
 	json_array_begin(j);
@@ -88,8 +88,8 @@ int listcmd_print(enum scale scale, enum format format, FILE *f)
 		fprintf(f, "part,test,kind,count,chunk_bytes,file_bytes,passes\n");
 	else
 		fprintf(f, "scale %s\n%-4s %-4s %-10s %8s %10s %10s %7s  %s\n",
-			options_scale_name(scale), "part", "test", "kind", "N", "M", "file",
-			"passes", "what");
+			enums_scale_name(scale), "part", "test", "kind", "N", "M", "file", "passes",
+			"what");
 	for (size_t i = 0; i < plan_nparts; i++) {
 		const struct part_def *d = &plan_parts[i];
 		const struct part_params *p = &d->scale[scale];

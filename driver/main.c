@@ -49,7 +49,7 @@ static int main_usage(const char *why)
 /* The summary to --out, if given: 0 or -errno, said on stderr. */
 static int main_write_out(struct cmdenv *e)
 {
-	int rc = e->o.out ? summary_file_write(&e->res, &e->o, e->o.out, e->o.force) : 0;
+	int rc = e->o.out ? summary_file_write(&e->res, &e->plan, e->o.out, e->o.force) : 0;
 
 	if (rc)
 		log_err("cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
@@ -108,11 +108,11 @@ static enum outcome main_report(struct cmdenv *e, enum outcome out)
 
 	e->res.outcome = out;
 	if (o->format == FORMAT_JSON)
-		summary_json(&e->res, o, stdout, true);
+		summary_json(&e->res, &e->plan, stdout, true);
 	else if (o->format == FORMAT_CSV)
 		summary_csv(&e->res, stdout);
 	else
-		summary_text(&e->res, o, stdout);
+		summary_text(&e->res, stdout);
 	fflush(stdout);
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
@@ -251,7 +251,7 @@ static int main_clean(struct cmdenv *e)
 
 static int main_list(struct cmdenv *e)
 {
-	int rc = listcmd_print((enum scale)e->o.scale, (enum format)e->o.format, stdout);
+	int rc = listcmd_print(e->o.scale, e->o.format, stdout);
 
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
@@ -265,7 +265,7 @@ static int main_info_print(struct cmdenv *e, const struct inventory_report *rep)
 	run_buffer_place(e->o.buffer_offset, e->o.xfer, &e->res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
-	int rc = views_info(&e->res, rep, cpus, (enum format)e->o.format, stdout);
+	int rc = views_info(&e->res, rep, cpus, e->o.format, stdout);
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 

@@ -10,15 +10,6 @@
 #include "driver/options_table.h"
 #include "driver/plan.h"
 
-/* The '|'-separated choices as space-separated words. */
-static void options_completion_words(const char *choices, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", choices);
-	for (char *p = buf; *p; p++)
-		if (*p == '|')
-			*p = ' ';
-}
-
 /* The case arms for the word after an option that takes an argument. */
 static void options_completion_values(FILE *f)
 {
@@ -31,7 +22,7 @@ static void options_completion_values(FILE *f)
 		if (d->type == OPT_FLAG)
 			continue;
 		if (d->type == OPT_CHOICE) {
-			options_completion_words(d->choices, words, sizeof(words));
+			options_choices_join(d->choices, " ", words, sizeof(words));
 			fprintf(f,
 				"\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
 				d->name, words);
@@ -53,10 +44,10 @@ static void options_completion_command(FILE *f, enum command cmd)
 {
 	char in[128], out[64];
 
-	fprintf(f, "\t%s) words='", cmd == CMD_NONE ? "''" : options_command_name(cmd));
+	fprintf(f, "\t%s) words='", cmd == CMD_NONE ? "''" : enums_command_name(cmd));
 	if (cmd == CMD_NONE) {
 		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "%s ", options_command_name((enum command)c));
+			fprintf(f, "%s ", enums_command_name((enum command)c));
 		fprintf(f, "--help --version");
 	} else {
 		for (size_t i = 0; i < options_table_count; i++)
@@ -83,7 +74,7 @@ void options_completion(FILE *f)
 		"\t\tcase ${COMP_WORDS[i]} in\n\t\t",
 		STAGEBENCH_VERSION);
 	for (int c = CMD_RUN; c < CMD_COUNT; c++)
-		fprintf(f, "%s%s", c == CMD_RUN ? "" : "|", options_command_name((enum command)c));
+		fprintf(f, "%s%s", c == CMD_RUN ? "" : "|", enums_command_name((enum command)c));
 	fprintf(f, ") cmd=${COMP_WORDS[i]}; break ;;\n\t\tesac\n\tdone\n");
 	options_completion_values(f);
 	fprintf(f, "\tcase $cmd in\n");

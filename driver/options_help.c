@@ -43,7 +43,7 @@ void options_help(enum command cmd, FILE *f)
 			   "I/O benchmarks of a node against its /stage server directory.\n\n"
 			   "commands:\n");
 		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "  stagebench %s %s\n", options_command_name((enum command)c),
+			fprintf(f, "  stagebench %s %s\n", enums_command_name((enum command)c),
 				options_help_line(c, line, sizeof(line)));
 		fprintf(f, "\noptions:\n");
 	} else {
@@ -53,11 +53,11 @@ void options_help(enum command cmd, FILE *f)
 							   : " TEST...";
 		help += strcspn(help, " ");
 		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
-			options_command_name(cmd), args, help + strspn(help, " "));
+			enums_command_name(cmd), args, help + strspn(help, " "));
 	}
 	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
-		char left[48];
+		char left[48], words[64];
 
 		if (cmd != CMD_NONE && !(d->cmds & (1u << cmd)))
 			continue;
@@ -65,7 +65,8 @@ void options_help(enum command cmd, FILE *f)
 			 d->metavar ? d->metavar : "");
 		fprintf(f, "  %-22s %s", left, d->help);
 		if (d->type == OPT_CHOICE)
-			fprintf(f, " (%s)", d->choices);
+			fprintf(f, " (%s)",
+				options_choices_join(d->choices, "|", words, sizeof(words)));
 		if (d->def)
 			fprintf(f, " [default: %s]", d->def);
 		if (d->env)

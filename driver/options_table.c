@@ -8,6 +8,9 @@
 
 #define GiB_ (1024.0 * 1024.0 * 1024.0)
 
+/* The word --buffer-offset takes for OPTIONS_AUTO. */
+static const char *const options_auto[] = {"auto", NULL};
+
 /* One row per option reads better than what the formatter makes of the table. */
 /* clang-format off */
 /* A flag takes no argument, has no range, default or environment variable, and sets a bool. */
@@ -17,7 +20,7 @@
 const struct opt_def options_table[] = {
 	{"dir", OPT_STRING, "DIR", 0, 0, NULL, NULL, "STAGEBENCH_DIR", FIELD(dir), FIELD(set_dir),
 	 C_DIR, "working directory on the node's /stage server", OPT_SCOPE_RUN},
-	{"scale", OPT_CHOICE, "SCALE", 0, 0, "spec|small|tiny", "spec", "STAGEBENCH_SCALE",
+	{"scale", OPT_CHOICE, "SCALE", 0, 0, enums_scales, "spec", "STAGEBENCH_SCALE",
 	 FIELD(scale), NOSET, C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK,
 	 "file sizes and counts: the spec's, small (a whole run in about 30 s on 2 cores), tiny (tests)",
 	 OPT_SCOPE_RUN},
@@ -55,12 +58,12 @@ const struct opt_def options_table[] = {
 	 OPT_SCOPE_RUN},
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN,
 	 "write the JSON summary to FILE (atomically)", OPT_SCOPE_RUN},
-	{"format", OPT_CHOICE, "FMT", 0, 0, "text|json|csv", "text", NULL, FIELD(format), NOSET,
+	{"format", OPT_CHOICE, "FMT", 0, 0, enums_formats, "text", NULL, FIELD(format), NOSET,
 	 C_RUN | C_LIST | C_INFO | C_CHECK | C_STAT, "what to print on stdout", OPT_SCOPE_RUN},
 	{"detach", OPT_STRING, "STATE_DIR", 0, 0, NULL, NULL, NULL, FIELD(detach), NOSET, C_RUN,
 	 "arm the run: set up, then detach and wait for the start; its state in STATE_DIR",
 	 OPT_SCOPE_RUN},
-	{"signal", OPT_CHOICE, "SIG", 0, 0, "INT|TERM", "INT", NULL, FIELD(signal), NOSET, C_STOP,
+	{"signal", OPT_CHOICE, "SIG", 0, 0, enums_signals, "INT", NULL, FIELD(signal), NOSET, C_STOP,
 	 "the signal that stops the armed run", OPT_SCOPE_RUN},
 	{"wait", OPT_SECONDS, "SECONDS", 0, 3600, NULL, "30", NULL, FIELD(wait), NOSET, C_STOP,
 	 "how long to wait for the stopped run's summary", OPT_SCOPE_RUN},
@@ -74,7 +77,7 @@ const struct opt_def options_table[] = {
 	 "override the replica size of the one test named", OPT_SCOPE_TEST},
 	{"passes", OPT_COUNT, "K", 1, 1e9, NULL, NULL, NULL, FIELD(passes), FIELD(set_passes), C_RUN,
 	 "override the passes over the replica (1a, 1b)", OPT_SCOPE_PART},
-	{"buffer-offset", OPT_UINT, "BYTES", 0, 65535, "auto", "auto", NULL, FIELD(buffer_offset),
+	{"buffer-offset", OPT_UINT, "BYTES", 0, 65535, options_auto, "auto", NULL, FIELD(buffer_offset),
 	 NOSET, C_RUN | C_INFO | C_CHECK,
 	 "the I/O buffer's offset from a page boundary (auto: the fastest, calibrated at set-up)",
 	 OPT_SCOPE_RUN},

@@ -18,7 +18,7 @@ enum opt_type {
 	OPT_SIZE,    /* size with unit in [min, max] */
 	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
 	OPT_STRING,  /* any non-empty text */
-	OPT_CHOICE,  /* one of the '|'-separated words of choices; stored as its index */
+	OPT_CHOICE,  /* one of the words of choices; stored as its index in an enum field */
 	OPT_CPULIST, /* a CPU list: "0-3,8" */
 	OPT_NAME,    /* a node name: see options_node_name_ok */
 };
@@ -50,16 +50,24 @@ struct opt_def {
 	const char *name;
 	enum opt_type type;
 	const char *metavar;
-	double min, max;     /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
-	const char *choices; /* OPT_CHOICE; OPT_UINT: a word accepted for OPTIONS_AUTO */
-	const char *def;     /* default, parsed like an argument; NULL: none */
-	const char *env;     /* environment variable read before the arguments; NULL: none */
-	size_t field;	     /* where the value goes in struct options */
-	size_t set;	     /* a bool that records that the option was given, or NOSET */
+	double min, max; /* range of OPT_UINT, OPT_SIZE, OPT_SECONDS */
+	/*
+	 * NULL-terminated words: OPT_CHOICE, the name table of its enum (enums.h); OPT_UINT, a
+	 * word accepted for OPTIONS_AUTO.
+	 */
+	const char *const *choices;
+	const char *def; /* default, parsed like an argument; NULL: none */
+	const char *env; /* environment variable read before the arguments; NULL: none */
+	size_t field;	 /* where the value goes in struct options */
+	size_t set;	 /* a bool that records that the option was given, or NOSET */
 	unsigned cmds;
 	const char *help;
 	enum opt_scope scope; /* OPT_SCOPE_RUN unless said */
 };
+
+/* The words of choices joined by sep into buf: "spec|small|tiny". Returns buf. */
+const char *options_choices_join(const char *const *choices, const char *sep, char *buf,
+				 size_t len);
 
 extern const struct opt_def options_table[];
 extern const size_t options_table_count;

@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "driver/options.h"
 #include "driver/plan.h"
 #include "platform/clock.h"
 #include "util/names.h"
@@ -79,6 +80,18 @@ const struct part_def plan_parts[] = {
 /* clang-format on */
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
+const char *plan_override_name(enum plan_override o)
+{
+	static const char *const names[PLAN_NOVERRIDES] = {
+	    [PLAN_OVERRIDE_COUNT] = "count",
+	    [PLAN_OVERRIDE_CHUNK] = "chunk",
+	    [PLAN_OVERRIDE_FILE_SIZE] = "file_size",
+	    [PLAN_OVERRIDE_PASSES] = "passes",
+	};
+
+	return (unsigned)o < PLAN_NOVERRIDES ? names[o] : "?";
+}
+
 const char *plan_tier_name(enum plan_tier tier)
 {
 	static const char *const names[PLAN_TIER_COUNT] = {
@@ -90,6 +103,9 @@ const char *plan_tier_name(enum plan_tier tier)
 
 	return (unsigned)tier < PLAN_TIER_COUNT ? names[tier] : NULL;
 }
+
+_Static_assert(OPTIONS_MAX_TESTS <= PLAN_MAX_NAMED, "every name given fits in the plan");
+_Static_assert(OPTIONS_AUTO == PLAN_AUTO, "--buffer-offset auto is the plan's auto");
 
 static const struct test_def *plan_find_test(const char *name)
 {
@@ -318,10 +334,11 @@ static void plan_settings(const struct options *o, struct plan_run *r)
 	r->repeat = 1;
 	r->repetition = 1;
 	r->xfer = PLAN_DEFAULT_XFER;
-	r->buffer_offset = OPTIONS_AUTO;
+	r->buffer_offset = PLAN_AUTO;
 	if (!o)
 		return;
 	r->buffer_offset = o->buffer_offset;
+	r->force = o->force;
 	r->repeat = o->repeat;
 	r->repetition = o->repetition;
 	r->xfer = o->xfer;
@@ -374,13 +391,27 @@ static int plan_add_name(struct plan *plan, const char *name, enum scale scale, 
 	return plan_add(plan, t, d, plan_parts, plan_nparts, scale, why, whylen);
 }
 
+/* What was asked: the command, the scale, the names given, what was overridden. */
+static void plan_asked(const struct options *o, struct plan *plan)
+{
+	plan->cmd = o->cmd;
+	plan->scale = o->scale;
+	for (size_t i = 0; i < o->ntests && i < PLAN_MAX_NAMED; i++)
+		plan->named[plan->nnamed++] = o->tests[i];
+	plan->overridden[PLAN_OVERRIDE_COUNT] = o->set_count;
+	plan->overridden[PLAN_OVERRIDE_CHUNK] = o->set_chunk;
+	plan->overridden[PLAN_OVERRIDE_FILE_SIZE] = o->set_file_size;
+	plan->overridden[PLAN_OVERRIDE_PASSES] = o->set_passes;
+}
+
 int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen)
 {
-	enum scale scale = (enum scale)o->scale;
+	enum scale scale = o->scale;
 	char names[128];
 	int rc = 0;
 
 	memset(plan, 0, sizeof(*plan));
+	plan_asked(o, plan);
 	plan_settings(o, &plan->run);
 	if (o->ntests == 0) {
 		plan_names(true, names, sizeof(names));
@@ -412,6 +443,7 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 int plan_build_full(enum scale scale, struct plan *plan, char *why, size_t whylen)
 {
 	memset(plan, 0, sizeof(*plan));
+	plan->scale = scale;
 	plan_settings(NULL, &plan->run);
 	int rc = plan_add_all(plan, scale, why, whylen);
 	return rc ? rc : plan_check(plan, false, why, whylen);
@@ -422,6 +454,8 @@ int plan_build_test(const struct test_def *t, const struct part_def *parts, size
 		    size_t whylen)
 {
 	memset(plan, 0, sizeof(*plan));
+	plan->cmd = CMD_RUN;
+	plan->scale = scale;
 	plan_settings(NULL, &plan->run);
 	int rc = plan_add(plan, t, NULL, parts, nparts, scale, why, whylen);
 	if (rc)

@@ -319,7 +319,7 @@ void run_buffer_place(uint64_t offset, uint64_t xfer, struct node_result *res)
 {
 	int rc;
 
-	if (offset != OPTIONS_AUTO) {
+	if (offset != PLAN_AUTO) {
 		memset(&res->bufplace, 0, sizeof(res->bufplace));
 		res->bufplace.offset = (size_t)offset;
 		res->bufplace.fixed = true;

@@ -185,11 +185,10 @@ static void summary_text_legend(FILE *f)
 		   "page cache at the release, after the node dropped its own pages\n");
 }
 
-void summary_text(const struct node_result *res, const struct options *o, FILE *f)
+void summary_text(const struct node_result *res, FILE *f)
 {
 	char a[64], b[64], c[64], d[64], e[64], g[64], h[64], cpus[256], wall[64];
 
-	(void)o;
 	summary_cpus(&res->tplan, cpus, sizeof(cpus));
 	fprintf(f, "stagebench %s  node %s  %zu thread%s on CPUs %s\n", STAGEBENCH_VERSION,
 		res->node, res->tplan.nslots, res->tplan.nslots == 1 ? "" : "s", cpus);

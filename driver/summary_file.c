@@ -126,7 +126,7 @@ int summary_file_check_out(const char *path, bool force, char *why, size_t whyle
 	return 0;
 }
 
-int summary_file_write(const struct node_result *res, const struct options *o, const char *path,
+int summary_file_write(const struct node_result *res, const struct plan *plan, const char *path,
 		       bool force)
 {
 	char tmp[4200];
@@ -139,7 +139,7 @@ int summary_file_write(const struct node_result *res, const struct options *o, c
 
 	if (!m)
 		return -errno;
-	rc = summary_json(res, o, m, true);
+	rc = summary_json(res, plan, m, true);
 	if (fclose(m) != 0 && !rc)
 		rc = -errno;
 	if (rc)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "driver/options.h"
+#include "driver/plan.h"
 #include "driver/result.h"
 
 /*
@@ -16,7 +16,7 @@
  * directory, fsync, rename. An existing file is replaced only with force, and only when it is
  * a regular file (-EEXIST otherwise). 0 or -errno.
  */
-int summary_file_write(const struct node_result *res, const struct options *o, const char *path,
+int summary_file_write(const struct node_result *res, const struct plan *plan, const char *path,
 		       bool force);
 /*
  * Check before the run that path can be written later (directory writable, no clash): a

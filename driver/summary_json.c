@@ -28,17 +28,14 @@ const char *summary_build_id(void)
 	return id;
 }
 
-void summary_json_overrides(struct json *j, const struct options *o)
+/* The parameters of the plan that a command-line option overrode, as a JSON list. */
+static void summary_json_overrides(struct json *j, const struct plan *plan)
 {
 	json_array_begin(j);
-	if (o->set_count)
-		json_string(j, "count");
-	if (o->set_chunk)
-		json_string(j, "chunk");
-	if (o->set_file_size)
-		json_string(j, "file_size");
-	if (o->set_passes)
-		json_string(j, "passes");
+	for (int k = 0; k < PLAN_NOVERRIDES; k++) {
+		if (plan->overridden[k])
+			json_string(j, plan_override_name((enum plan_override)k));
+	}
 	json_array_end(j);
 }
 
@@ -393,7 +390,7 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
 	json_array_end(j);
 }
 
-int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
+int summary_json(const struct node_result *res, const struct plan *plan, FILE *f, bool pretty)
 {
 	struct json j;
 
@@ -406,29 +403,29 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	summary_json_clock(&j, res, false);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	json_kv_string(&j, "command", options_command_name(o->cmd));
+	json_kv_string(&j, "command", enums_command_name(plan->cmd));
 	json_key(&j, "tests");
 	json_array_begin(&j);
-	for (size_t i = 0; i < o->ntests; i++)
-		json_string(&j, o->tests[i]);
+	for (size_t i = 0; i < plan->nnamed; i++)
+		json_string(&j, plan->named[i]);
 	json_array_end(&j);
-	json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
+	json_kv_string(&j, "scale", enums_scale_name(plan->scale));
 	json_kv_uint(&j, "seed", res->seed);
-	json_kv_uint(&j, "repeat", o->repeat);
-	json_kv_uint(&j, "first_repetition", o->repetition);
-	json_kv_uint(&j, "xfer_bytes", o->xfer);
+	json_kv_uint(&j, "repeat", plan->run.repeat);
+	json_kv_uint(&j, "first_repetition", plan->run.repetition);
+	json_kv_uint(&j, "xfer_bytes", plan->run.xfer);
 	json_key(&j, "interval_s");
-	if (o->set_interval)
-		json_double(&j, o->interval);
+	if (plan->run.has_interval)
+		json_double(&j, plan->run.interval);
 	else
 		json_null(&j);
 	json_kv_double(&j, "started_at", res->started_at);
 	json_kv_double(&j, "start_at", res->start_at);
 	json_kv_string(&j, "run_tag", res->run_tag);
-	json_kv_bool(&j, "verify", o->verify);
-	json_kv_bool(&j, "fsync", o->fsync);
+	json_kv_bool(&j, "verify", plan->run.verify);
+	json_kv_bool(&j, "fsync", plan->run.fsync);
 	json_key(&j, "overrides");
-	summary_json_overrides(&j, o);
+	summary_json_overrides(&j, plan);
 	json_object_end(&j);
 	json_key(&j, "threads");
 	summary_json_threads(&j, &res->tplan, false);

@@ -227,15 +227,17 @@ static void views_dry_part(const struct plan_part *pp, uint64_t threads, FILE *f
 		size_format(per, b, sizeof(b)), size_format(per * threads, c, sizeof(c)));
 }
 
-void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
-		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f)
+void views_dry_run(const struct plan *p, const struct node_result *res, int dirfd, uint64_t bytes,
+		   uint64_t inodes, FILE *f)
 {
+	enum command cmd = p->cmd;
+	bool force = p->run.force;
 	char cpus[256], a[32];
 	uint64_t threads = res->tplan.nslots;
 
 	summary_cpus(&res->tplan, cpus, sizeof(cpus));
 	fprintf(f, "dry run: %s on node %s, %llu thread%s on CPUs %s, dir %s\n",
-		options_command_name(cmd), res->node, (unsigned long long)threads,
+		enums_command_name(cmd), res->node, (unsigned long long)threads,
 		threads == 1 ? "" : "s", cpus, res->dir);
 	for (size_t i = 0; i < threads; i++)
 		fprintf(f, "  thread %zu -> core %u -> CPU %u\n", i, res->tplan.slots[i].core,

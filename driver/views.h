@@ -12,7 +12,7 @@
 
 #include "driver/findings.h"
 #include "driver/inventory.h"
-#include "driver/options.h"
+#include "driver/enums.h"
 #include "driver/plan.h"
 #include "driver/result.h"
 
@@ -25,11 +25,12 @@ int views_info(const struct node_result *res, const struct inventory_report *rep
 	       const char *allowed_cpus, enum format format, FILE *f);
 
 /*
- * What cmd (run or prepare) would do with plan: threads, start, each replica's fate (force:
- * prepare recreates every replica), each part's volume, and the bytes and inodes needed.
+ * What the plan's command (run or prepare) would do: threads, start, each replica's fate
+ * (prepare --force recreates every replica), each part's volume, and the bytes and inodes
+ * needed.
  */
-void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
-		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f);
+void views_dry_run(const struct plan *p, const struct node_result *res, int dirfd, uint64_t bytes,
+		   uint64_t inodes, FILE *f);
 
 /* The findings of `check` and its verdict ("stagebench.check/1" in JSON). 0, or -EIO. */
 int views_check(const struct findings *r, enum format format, const struct node_result *res,

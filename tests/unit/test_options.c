@@ -117,8 +117,8 @@ static void test_defaults_and_values(void)
 	CHECK(o.set_seed);
 	CHECK_U64(o.scale, SCALE_TINY);
 	CHECK(o.verify);
-	CHECK_STR(options_scale_name((enum scale)o.scale), "tiny");
-	CHECK_STR(options_format_name(FORMAT_CSV), "csv");
+	CHECK_STR(enums_scale_name(o.scale), "tiny");
+	CHECK_STR(enums_format_name(FORMAT_CSV), "csv");
 
 	CHECK(parse((const char *const[]){"run", "1a", "--cpus", "3,1-2", NULL}, &o, why,
 		    sizeof(why)) == 0);
@@ -174,19 +174,48 @@ static void test_help(void)
 	free(text);
 }
 
-/* Names of choices never share a buffer: two of them stay valid side by side. */
+/*
+ * Each typed word has one name table, in its enum's order; the parser takes exactly its words
+ * and stores the typed value.
+ */
 static void test_choice_names(void)
 {
-	const char *scale = options_scale_name(SCALE_SMALL);
-	const char *format = options_format_name(FORMAT_JSON);
-	const char *tiny = options_scale_name(SCALE_TINY);
-	const char *csv = options_format_name(FORMAT_CSV);
+	const struct {
+		const char *const *table;
+		unsigned count;
+		const char *const *want;
+	} tables[] = {
+	    {enums_scales, SCALE_COUNT, (const char *const[]){"spec", "small", "tiny"}},
+	    {enums_formats, FORMAT_COUNT, (const char *const[]){"text", "json", "csv"}},
+	    {enums_signals, STOP_SIG_COUNT, (const char *const[]){"INT", "TERM"}},
+	};
+	struct options o;
+	char why[256];
 
-	CHECK_STR(scale, "small");
-	CHECK_STR(format, "json");
-	CHECK_STR(tiny, "tiny");
-	CHECK_STR(csv, "csv");
-	CHECK_STR(options_scale_name(SCALE_COUNT), "?");
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (unsigned v = 0; v < tables[t].count; v++)
+			CHECK_STR(tables[t].table[v], tables[t].want[v]);
+		CHECK(tables[t].table[tables[t].count] == NULL);
+	}
+	CHECK_STR(enums_scale_name(SCALE_SMALL), "small");
+	CHECK_STR(enums_format_name(FORMAT_JSON), "json");
+	CHECK_STR(enums_signal_name(STOP_SIG_TERM), "TERM");
+	CHECK_STR(enums_scale_name(SCALE_COUNT), "?");
+	CHECK_STR(enums_command_name(CMD_STATUS), "status");
+	CHECK_STR(enums_command_name(CMD_COUNT), "?");
+	for (int s = 0; s < SCALE_COUNT; s++) {
+		CHECK(parse((const char *const[]){"run", "1a", "--scale", enums_scales[s], NULL},
+			    &o, why, sizeof(why)) == 0);
+		CHECK(o.scale == (enum scale)s);
+	}
+	for (int c = CMD_RUN; c < CMD_COUNT; c++) {
+		CHECK(parse((const char *const[]){enums_commands[c], "--help", NULL}, &o, why,
+			    sizeof(why)) == 0);
+		CHECK(o.cmd == (enum command)c);
+	}
+	CHECK(parse((const char *const[]){"stop", "d", "--signal", "TERM", NULL}, &o, why,
+		    sizeof(why)) == 0 &&
+	      o.signal == STOP_SIG_TERM);
 }
 
 /*

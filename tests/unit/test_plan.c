@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "driver/options.h"
 #include "driver/plan.h"
 #include "workers/registry.h"
 

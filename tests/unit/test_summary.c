@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
 #include "driver/summary_file.h"
@@ -98,11 +99,11 @@ static char *test_summary_capture(int which)
 	FILE *f = open_memstream(&buf, &len);
 
 	if (which == 0)
-		CHECK(summary_json(&res, &opts, f, true) == 0);
+		CHECK(summary_json(&res, &plan, f, true) == 0);
 	else if (which == 1)
 		summary_csv(&res, f);
 	else
-		summary_text(&res, &opts, f);
+		summary_text(&res, f);
 	fclose(f);
 	return buf;
 }
@@ -218,12 +219,12 @@ static void test_summary_file(void)
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/n01.json", dir);
 	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == 0);
-	CHECK(summary_file_write(&res, &opts, path, false) == 0);
+	CHECK(summary_file_write(&res, &plan, path, false) == 0);
 	CHECK(stat(path, &st) == 0 && st.st_size > 1000);
 	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == -EEXIST);
 	CHECK(strstr(why, "exists: not replacing it") != NULL);
-	CHECK(summary_file_write(&res, &opts, path, false) == -EEXIST);
-	CHECK(summary_file_write(&res, &opts, path, true) == 0);
+	CHECK(summary_file_write(&res, &plan, path, false) == -EEXIST);
+	CHECK(summary_file_write(&res, &plan, path, true) == 0);
 	CHECK(unlink(path) == 0);
 	CHECK(rmdir(dir) == 0); /* no temporary file was left behind */
 }
