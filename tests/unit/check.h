@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A minimal assertion kit for the unit test programs: CHECK() records a failure and goes on,
- * check_done() prints "N passed, N failed" and gives the exit status.
+ * REQUIRE() records one and returns from the calling (void) function, for what the checks
+ * after it stand on (a plan built, an index within a table); check_done() prints "N passed,
+ * N failed" and gives the exit status.
  */
 #ifndef STAGEBENCH_CHECK_H
 #define STAGEBENCH_CHECK_H
@@ -32,6 +34,17 @@ static int check_failed;
 			fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
 			fprintf(stderr, __VA_ARGS__);                                              \
 			fputc('\n', stderr);                                                       \
+		}                                                                                  \
+	} while (0)
+
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			check_passed++;                                                            \
+		} else {                                                                           \
+			check_failed++;                                                            \
+			fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond); \
+			return;                                                                    \
 		}                                                                                  \
 	} while (0)
 

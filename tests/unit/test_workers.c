@@ -149,25 +149,20 @@ static uint64_t page_sum(const char *path, uint64_t size)
 	return sum;
 }
 
+/* Every registered kind is found by its name, once, and says what it does. */
 static void test_registry(void)
 {
-	static const char *const names[] = {"null", "seqread", "mmaptouch", "randread",
-					    "manyfiles"};
-	size_t i, n = 0;
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct bench_ops *ops = bench_find(names[i]);
-
-		CHECK_MSG(ops != NULL, "%s", names[i]);
-		if (!ops)
-			continue;
-		CHECK_STR(ops->name, names[i]);
+		CHECK_MSG(bench_find(ops->name) == ops, "%s", ops->name);
 		CHECK(ops->what && *ops->what);
 		CHECK(ops->run != NULL);
+		for (size_t k = 0; k < i; k++)
+			CHECK_MSG(strcmp(bench_all[k]->name, ops->name) != 0, "%s twice",
+				  ops->name);
 	}
-	while (bench_all[n])
-		n++;
-	CHECK_U64(n, sizeof(names) / sizeof(names[0]));
+	CHECK(bench_find("seqread") == &bench_seqread);
 	CHECK(bench_find("nope") == NULL);
 	CHECK(bench_find(NULL) == NULL);
 }
@@ -612,14 +607,9 @@ static void test_manyfiles_collision(void)
 	rig_free(&r);
 }
 
-/* Every kind, with parameters that would take a long time if stop were ignored. */
-static const struct bench_params stop_params[] = {
-    {.part = "null", .count = UINT64_MAX / 2, .xfer = 4096},
-    {.part = "seqread", .passes = 1ull << 40, .xfer = 64 * KIB},
-    {.part = "mmaptouch", .passes = 1ull << 40, .xfer = 64 * KIB},
-    {.part = "randread", .count = 1ull << 40, .chunk = 4 * KIB, .xfer = 64 * KIB},
-    {.part = "manyfiles", .count = 900000, .chunk = 4 * KIB, .xfer = 4 * KIB},
-};
+/* Parameters that would take a long time with any kind if stop were ignored. */
+static const struct bench_params stop_params = {
+    .count = 1ull << 40, .chunk = 4 * KIB, .passes = 1ull << 40, .xfer = 64 * KIB};
 
 static void *stop_later(void *arg)
 {
@@ -636,13 +626,14 @@ static void test_stop(void)
 	int later;
 
 	for (later = 0; later < 2; later++) {
-		for (i = 0; i < sizeof(stop_params) / sizeof(stop_params[0]); i++) {
-			struct bench_params p = stop_params[i];
+		for (i = 0; bench_all[i]; i++) {
+			struct bench_params p = stop_params;
 			struct rig r;
 			pthread_t t;
 			double t0;
 			int rc;
 
+			p.part = bench_all[i]->name;
 			p.path = path_good;
 			p.file_bytes = REPLICA_BYTES;
 			p.generation = gen_good;
@@ -652,7 +643,7 @@ static void test_stop(void)
 			t0 = now_s();
 			if (later)
 				CHECK(pthread_create(&t, NULL, stop_later, &r) == 0);
-			rc = rig_drive(bench_find(p.part), &r);
+			rc = rig_drive(bench_all[i], &r);
 			if (later)
 				pthread_join(t, NULL);
 			CHECK_MSG(rc == 0, "%s: rc %d", p.part, rc);
@@ -705,11 +696,8 @@ static void test_bad_params(void)
  */
 static void test_first_io(void)
 {
-	static const char *const kinds[] = {"null", "seqread", "mmaptouch", "randread",
-					    "manyfiles"};
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		const struct bench_ops *ops = bench_find(kinds[i]);
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
 		struct bench_params p = {.path = path_good,
 					 .count = 4,
 					 .chunk = 4 * KIB,
@@ -730,8 +718,8 @@ static void test_first_io(void)
 			ops->teardown(&r.c);
 		CHECK_MSG(r.c.first_io_ns >= ready && r.c.first_io_ns + r.lat.min_ns <= end,
 			  "%s: first I/O at %" PRIu64 ", ready at %" PRIu64 ", end at %" PRIu64,
-			  kinds[i], r.c.first_io_ns, ready, end);
-		if (strcmp(kinds[i], "seqread") == 0) {
+			  ops->name, r.c.first_io_ns, ready, end);
+		if (ops == &bench_seqread) {
 			CHECK(r.c.first_pass_ns > 0);
 			CHECK_U64(r.c.npass_ns, 4);
 			CHECK_U64(r.c.passes_not_kept, 0);
