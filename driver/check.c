@@ -275,6 +275,7 @@ struct check_child_ctx {
 	struct topo *topo;
 	struct node_result *res;
 	const struct inventory_dir_hooks *dir;
+	int deadline_s;			/* of the directory's part */
 	struct findings *parent_report; /* the parent's: freed in the child at its end */
 	int fd;				/* the pipe to the parent */
 	size_t sent;			/* findings of r already sent */
@@ -348,7 +349,7 @@ static int check_child(void *arg, int fd)
 }
 
 /*
- * The directory's part of the check, from the child, within CHECK_DEADLINE_S: its findings
+ * The directory's part of the check, from the child, within c->deadline_s: its findings
  * into r; OUTCOME_OK, the child's outcome when the directory cannot be used (said in why),
  * or an interruption.
  */
@@ -360,7 +361,7 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 	char stage[128] = "starting";
 	enum outcome out = OUTCOME_OK;
 	bool opened = false;
-	int rc = bounded_start(&b, CHECK_DEADLINE_S, check_child, c);
+	int rc = bounded_start(&b, c->deadline_s, check_child, c);
 
 	if (rc) {
 		findings_add(r, FINDING_FAIL, "fs", "check", "cannot start the check: %s",
@@ -402,12 +403,12 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 		    r, FINDING_FAIL, "probe", "run",
 		    "not finished after %d s: %s answers too slowly, or stopped answering, "
 		    "while the probe read and wrote in it",
-		    CHECK_DEADLINE_S, c->res->dir);
+		    c->deadline_s, c->res->dir);
 	else if (rc == -ETIMEDOUT)
 		findings_add(r, FINDING_FAIL, "fs", "responding",
 			     "not responding after %d s (while %s): a call on %s never returned; "
 			     "the rest of the check was not done",
-			     CHECK_DEADLINE_S, stage, c->res->dir);
+			     c->deadline_s, stage, c->res->dir);
 	else if (rc < 0 || (out == OUTCOME_OK && (status != 0 || !opened)))
 		findings_add(r, FINDING_FAIL, "fs", "check",
 			     "the check of %s ended early (while %s): %s", c->res->dir, stage,
@@ -416,7 +417,7 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 }
 
 enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
-			const struct inventory_dir_hooks *dir)
+			const struct inventory_dir_hooks *dir, int deadline_s)
 {
 	struct check_child_ctx *c = calloc(1, sizeof(*c));
 	struct findings *r = calloc(1, sizeof(*r));
@@ -425,8 +426,12 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 
 	if (!r || !c)
 		goto out;
-	*c = (struct check_child_ctx){
-	    .o = o, .topo = topo, .res = res, .dir = dir, .parent_report = r};
+	*c = (struct check_child_ctx){.o = o,
+				      .topo = topo,
+				      .res = res,
+				      .dir = dir,
+				      .deadline_s = deadline_s,
+				      .parent_report = r};
 	snprintf(res->dir, sizeof(res->dir), "%s", o->dir ? o->dir : "");
 	check_clock(r, res);
 	check_cpus(r, topo, res);

@@ -18,7 +18,8 @@ void check_probe(struct findings *r, const struct options *o, struct topo *topo,
 
 /*
  * The directory's part of the check answers within this, whatever its filesystem does (then
- * its child gets 2 s to stop and remove its files: 27 s at most).
+ * its child gets 2 s to stop and remove its files: 27 s at most). Tests shorten it through
+ * STAGEBENCH_HUNG_DIR_SECONDS (cmdenv.h), passed to check_node as its deadline_s.
  */
 #define CHECK_DEADLINE_S 25
 
@@ -26,12 +27,12 @@ void check_probe(struct findings *r, const struct options *o, struct topo *topo,
  * The check, printed on stdout. Everything that touches --dir (dir->open, which opens it and
  * fills res->dir and res->fs, the filesystem findings, the listing and the probe) runs in a
  * child process: a directory whose server hangs gives "fail fs: not responding after
- * CHECK_DEADLINE_S s" instead of a check that never ends, and a signal ends the check at once.
+ * deadline_s s" instead of a check that never ends, and a signal ends the check at once.
  * The outcome is OUTCOME_OK when no finding is `fail`, OUTCOME_FAILED otherwise; dir->open's
  * outcome when the directory cannot be used (its reason logged), or an interruption.
  */
 struct inventory_dir_hooks;
 enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
-			const struct inventory_dir_hooks *dir);
+			const struct inventory_dir_hooks *dir, int deadline_s);
 
 #endif

@@ -191,6 +191,16 @@ int cmdenv_fail(struct cmdenv *e, enum outcome out, const char *why)
 	return cmdenv_finish(e, out);
 }
 
+int cmdenv_hung_dir_deadline(int default_s)
+{
+	const char *v = getenv(CMDENV_HUNG_DIR_ENV);
+	uint64_t s;
+
+	if (!v || size_parse_uint(v, &s) != 0 || s < 1 || s > CMDENV_HUNG_DIR_MAX)
+		return default_s;
+	return (int)s;
+}
+
 /* How info and check open --dir: called in the child process that may hang on it. */
 enum outcome cmdenv_check_dir(void *ctx, int *dirfd, char *why, size_t whylen)
 {

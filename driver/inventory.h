@@ -93,7 +93,10 @@ struct inventory_dir_hooks {
 	void *ctx;
 };
 
-/* What `info` shows of --dir answers within this, whatever its filesystem does. */
+/*
+ * What `info` shows of --dir answers within this, whatever its filesystem does (tests shorten
+ * it through STAGEBENCH_HUNG_DIR_SECONDS, cmdenv.h).
+ */
 #define INVENTORY_DEADLINE_S 20
 
 /* What `info` shows of --dir, gathered where a call that never returns cannot hold it. */

@@ -286,8 +286,9 @@ static int main_info(struct cmdenv *e)
 		stop_install();
 		const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release,
 							  e};
-		out = inventory_report_take(&hooks, &e->res, INVENTORY_DEADLINE_S, &stop_signal,
-					    &rep);
+		out = inventory_report_take(&hooks, &e->res,
+					    cmdenv_hung_dir_deadline(INVENTORY_DEADLINE_S),
+					    &stop_signal, &rep);
 		if (out != OUTCOME_OK)
 			return cmdenv_fail(e, out,
 					   out < OUTCOME_INTERRUPTED_INT ? rep.why
@@ -320,7 +321,8 @@ static int main_check(struct cmdenv *e)
 	cmdenv_clock(e);
 	stop_install();
 	const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release, e};
-	out = check_node(&e->o, e->topo, &e->res, &hooks);
+	out =
+	    check_node(&e->o, e->topo, &e->res, &hooks, cmdenv_hung_dir_deadline(CHECK_DEADLINE_S));
 	return cmdenv_finish(e, out);
 }
 

@@ -5,8 +5,8 @@
  * after it stand on (a plan built, an index within a table); check_done() prints "N passed,
  * N failed" and gives the exit status.
  */
-#ifndef STAGEBENCH_CHECK_H
-#define STAGEBENCH_CHECK_H
+#ifndef STAGEBENCH_TEST_CHECK_H
+#define STAGEBENCH_TEST_CHECK_H
 
 #include <inttypes.h>
 #include <stdio.h>
