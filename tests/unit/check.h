@@ -39,13 +39,10 @@ static int check_failed;
 
 #define REQUIRE(cond)                                                                              \
 	do {                                                                                       \
-		if (cond) {                                                                        \
-			check_passed++;                                                            \
-		} else {                                                                           \
-			check_failed++;                                                            \
-			fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond); \
+		int check_failed_before = check_failed;                                            \
+		CHECK(cond);                                                                       \
+		if (check_failed != check_failed_before)                                           \
 			return;                                                                    \
-		}                                                                                  \
 	} while (0)
 
 #define CHECK_U64(a, b)                                                                            \
