@@ -5,7 +5,9 @@
 # system with apt-get, run the installed commands from a clean environment with Debian's
 # /usr/bin/python3 (stagebench --version, a tiny run, stagebench-sim at tiny scale, man
 # stagebench, the bash completion), then remove it and check that nothing of it is left
-# (its files, the package directory, the bytecode Python wrote there). Needs root: it
+# (its files, the package directory, the bytecode Python wrote there). Before that, lintian
+# on the .deb (no error, no warning but those scripts/debian/lintian-overrides explains), its
+# binary stripped and hardened, its man pages compressed. Needs root: it
 # installs into /usr. Exits 77 (skipped) when not root or not on Debian.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +43,28 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 rm -f "$build"/stagebench_*.deb "$build"/stagebench-*.rpm
 (cd "$build" && cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
 deb=$(ls "$build"/stagebench_*.deb)
+# Debian's standard: lintian with no error and no warning (an override says its reason in
+# scripts/debian/lintian-overrides), the programs stripped and hardened, the man pages
+# compressed, the copyright and the changelog in the doc directory.
+command -v lintian >/dev/null || fail "no lintian here (scripts/install-deps installs it)"
+echo "== test_deb: lintian $(basename "$deb")"
+rc=0
+lintian --info --display-info --pedantic --show-overrides --fail-on error,warning "$deb" \
+	>"$work/lintian.log" 2>&1 || rc=$?
+grep -v '^running with root privileges' "$work/lintian.log" || true
+[ "$rc" -eq 0 ] || fail "lintian found errors or warnings (exit $rc)"
+dpkg-deb -x "$deb" "$work/deb"
+readelf -S "$work/deb/usr/bin/stagebench" | grep -q '[.]symtab' && fail "usr/bin/stagebench is not stripped"
+readelf -d "$work/deb/usr/bin/stagebench" | grep -q 'BIND_NOW' || fail "usr/bin/stagebench: no -z now"
+readelf -l "$work/deb/usr/bin/stagebench" | grep -q 'GNU_RELRO' || fail "usr/bin/stagebench: no -z relro"
+nm -D "$work/deb/usr/bin/stagebench" | grep -q '__stack_chk_fail' || fail "usr/bin/stagebench: no stack protector"
+nm -D "$work/deb/usr/bin/stagebench" | grep -q '_chk@' || fail "usr/bin/stagebench: no fortified calls"
+uncompressed=$(find "$work/deb/usr/share/man" -type f ! -name '*.gz')
+[ -z "$uncompressed" ] || fail "man pages not compressed: $uncompressed"
+for f in copyright changelog.Debian.gz; do
+	[ -f "$work/deb/usr/share/doc/stagebench/$f" ] || fail "no usr/share/doc/stagebench/$f"
+done
+[ "$(dpkg-deb -f "$deb" Maintainer)" != "" ] || fail "no Maintainer"
 dpkg-deb -f "$deb" Depends | grep -q 'python3-clustershell' || fail "Depends lacks python3-clustershell"
 dpkg-deb -f "$deb" Depends | grep -q 'libhwloc' || fail "Depends lacks libhwloc"
 dpkg-deb -f "$deb" Recommends | grep -q 'python3-matplotlib' || fail "Recommends lacks matplotlib"
@@ -84,6 +108,12 @@ clean stagebench-sim --nodes 2 --servers 1 --dir "$work/sim" --results "$work/re
 [ -f "$work/results/deb/manifest.json" ] || fail "stagebench-sim wrote no manifest"
 clean man -P cat stagebench 2>/dev/null | grep -q 'I/O benchmarks of a node' || fail "man stagebench"
 clean man -P cat stagebench-cron 2>/dev/null | grep -q -- '--results' || fail "man stagebench-cron"
+# the paths the installed commands print are the installed ones
+for out in "$(clean stagebench-cron --help)" "$(clean man -P cat stagebench-cron 2>/dev/null)"; do
+	grep -q '15 2 \* \* \* /usr/bin/stagebench-cron --results' <<<"$out" ||
+		fail "the crontab line does not name /usr/bin/stagebench-cron: $out"
+	! grep -q '/usr/local' <<<"$out" || fail "an installed command prints /usr/local"
+done
 clean bash --norc -c 'source /usr/share/bash-completion/completions/stagebench &&
 	COMP_WORDS=(stagebench run --sca) COMP_CWORD=2 && _stagebench && [ "${COMPREPLY[*]}" = --scale ]' ||
 	fail "the installed bash completion"
