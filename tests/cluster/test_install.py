@@ -129,7 +129,7 @@ class Install(ct.TempDirCase):
         expected += ["share/man/man%s/%s" % (f[-1], f) for f in pages]
         expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]
         expected += ["share/doc/stagebench/" + f for f in ("LICENSE", "README.md") + EXAMPLES]
-        expected += ["share/bash-completion/completions/stagebench"]
+        expected += ["share/bash-completion/completions/" + c for c in ("stagebench",) + COMMANDS]
         for f in expected:
             self.assertIn(f, files)
         for f in ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]:
