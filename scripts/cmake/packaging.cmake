@@ -96,8 +96,21 @@ set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     ${CMAKE_INSTALL_PREFIX}/lib ${CMAKE_INSTALL_PREFIX}/lib/python3
     ${CMAKE_INSTALL_PREFIX}/${STAGEBENCH_PYTHON_SITEDIR_USED})
 
-# `make package_source`: the release tarball, stagebench-VERSION.tar.gz (the Spack recipe's
-# url, scripts/spack/package.py).
+# `make package_source`: the release tarball, stagebench-VERSION.tar.gz, and beside it the
+# Spack recipe of that tarball (its url and sha256: spack_recipe.cmake, run after it by CPack,
+# from scripts/spack/package.py.in) in a Spack repository, spack/.
+set(STAGEBENCH_RELEASE_URL "" CACHE STRING
+    "Where the release tarball is published, the Spack url less its name (default: file://BUILD)")
+set(STAGEBENCH_HOMEPAGE "https://stagebench.example.org/" CACHE STRING
+    "The project's home page, in the Spack recipe")
+if(STAGEBENCH_HOMEPAGE MATCHES "^file:")
+  message(FATAL_ERROR "STAGEBENCH_HOMEPAGE must be a web address, not ${STAGEBENCH_HOMEPAGE}")
+endif()
+string(REGEX REPLACE "/+$" "" CPACK_STAGEBENCH_RELEASE_URL "${STAGEBENCH_RELEASE_URL}")
+set(CPACK_STAGEBENCH_HOMEPAGE ${STAGEBENCH_HOMEPAGE})
+set(CPACK_STAGEBENCH_VERSION ${PROJECT_VERSION})
+set(CPACK_STAGEBENCH_SPACK_TEMPLATE ${CMAKE_SOURCE_DIR}/scripts/spack/package.py.in)
+set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_SOURCE_DIR}/scripts/cmake/spack_recipe.cmake)
 set(CPACK_SOURCE_GENERATOR TGZ)
 set(CPACK_SOURCE_PACKAGE_FILE_NAME ${CPACK_PACKAGE_NAME}-${PROJECT_VERSION})
 set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/" "/\\\\.git" "__pycache__" "/stage/")
