@@ -24,31 +24,10 @@ def _build_tree():
     return build
 
 
-def _keep_manifest(case, build):
-    """Put the build's install_manifest.txt (what `make uninstall` removes) back as it was
-    when the test ends: its installs into a temporary prefix must not replace the record of
-    a real one."""
-    path = os.path.join(build, "install_manifest.txt")
-    try:
-        with open(path, "rb") as f:
-            saved = f.read()
-    except FileNotFoundError:
-        saved = None
-
-    def restore():
-        if saved is None:
-            if os.path.exists(path):
-                os.unlink(path)
-        else:
-            with open(path, "wb") as f:
-                f.write(saved)
-    case.addCleanup(restore)
-
-
 def _install(case, build):
     """`cmake --install` of build into the case's directory, the build's install manifest put
     back afterwards; returns the prefix."""
-    _keep_manifest(case, build)
+    harness.keep_install_records(case, build)
     prefix = case.path("prefix")
     p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -77,6 +56,8 @@ def _complete(script, words):
     return [w for w in p.stdout.split("\n") if w]
 
 import clustertest as ct
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
 
 
 class Install(ct.TempDirCase):

@@ -16,14 +16,14 @@ import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
 BINARY = SOURCE = BUILD = None
 SKIP = 77
 PYTHON_COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron",
                    "stagebench-sim")
 COMMANDS = ("stagebench",) + PYTHON_COMMANDS
-# What the install leaves in the build tree (the uninstall target's records), put back as it
-# was when the test ends: its installs into temporary prefixes must not replace a real one's.
-RECORDS = ("install_manifest.txt", "install_dirs.txt")
 
 
 def _files_under(top):
@@ -35,22 +35,7 @@ class Prefix(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="stagebench-prefix-")
         self.addCleanup(shutil.rmtree, self.tmp, True)
-        for name in RECORDS:
-            path = os.path.join(BUILD, name)
-            saved = None
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    saved = f.read()
-            self.addCleanup(self._restore, path, saved)
-
-    @staticmethod
-    def _restore(path, saved):
-        if saved is None:
-            if os.path.exists(path):
-                os.unlink(path)
-        else:
-            with open(path, "wb") as f:
-                f.write(saved)
+        harness.keep_install_records(self, BUILD)
 
     def path(self, *parts):
         return os.path.join(self.tmp, *parts)
