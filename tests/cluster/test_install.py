@@ -14,7 +14,7 @@ import unittest
 
 COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
 EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
-            "stagebench.sbatch", "stagebench.nhc")
+            "stagebench.sbatch", "stagebench.nhc", "stagebench.rules.yml")
 
 
 def _build_tree():
@@ -24,31 +24,10 @@ def _build_tree():
     return build
 
 
-def _keep_manifest(case, build):
-    """Put the build's install_manifest.txt (what `make uninstall` removes) back as it was
-    when the test ends: its installs into a temporary prefix must not replace the record of
-    a real one."""
-    path = os.path.join(build, "install_manifest.txt")
-    try:
-        with open(path, "rb") as f:
-            saved = f.read()
-    except FileNotFoundError:
-        saved = None
-
-    def restore():
-        if saved is None:
-            if os.path.exists(path):
-                os.unlink(path)
-        else:
-            with open(path, "wb") as f:
-                f.write(saved)
-    case.addCleanup(restore)
-
-
 def _install(case, build):
     """`cmake --install` of build into the case's directory, the build's install manifest put
     back afterwards; returns the prefix."""
-    _keep_manifest(case, build)
+    harness.keep_install_records(case, build)
     prefix = case.path("prefix")
     p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -77,6 +56,8 @@ def _complete(script, words):
     return [w for w in p.stdout.split("\n") if w]
 
 import clustertest as ct
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
 
 
 class Install(ct.TempDirCase):
@@ -129,7 +110,7 @@ class Install(ct.TempDirCase):
         expected += ["share/man/man%s/%s" % (f[-1], f) for f in pages]
         expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]
         expected += ["share/doc/stagebench/" + f for f in ("LICENSE", "README.md") + EXAMPLES]
-        expected += ["share/bash-completion/completions/stagebench"]
+        expected += ["share/bash-completion/completions/" + c for c in ("stagebench",) + COMMANDS]
         for f in expected:
             self.assertIn(f, files)
         for f in ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]:
@@ -194,32 +175,6 @@ class Install(ct.TempDirCase):
         self.assertEqual(_files_under(prefix), [])
         self.assertFalse(os.path.exists(pkgdir))
         self.assertFalse(os.path.exists(docdir))
-
-    def test_systemd_units_verify(self):
-        """The service and timer pair as systemd reads them, the service starting the
-        build's stagebench-cron (systemd-analyze verify: unknown keys, a missing program)."""
-        service = os.path.join(os.path.dirname(ct.BINARY), "scripts", "examples",
-                               "stagebench-validate.service")
-        if not os.path.exists(service):
-            self.skipTest("the binary is not in a CMake build tree")
-        if not shutil.which("systemd-analyze"):
-            self.skipTest("no systemd-analyze here (Debian: systemd)")
-        with open(service) as f:
-            text = f.read()
-        cron = os.path.join(os.path.dirname(ct.BINARY), "scripts", "bin", "stagebench-cron")
-        text, n = re.subn(r"(?m)^ExecStart=/\S+/stagebench-cron ", "ExecStart=%s " % cron, text)
-        self.assertEqual(n, 1)
-        os.mkdir(self.path("units"))
-        with open(self.path("units", "stagebench-validate.service"), "w") as f:
-            f.write(text)
-        shutil.copy(os.path.join(ct.SOURCE, "scripts", "examples", "stagebench-validate.timer"),
-                    self.path("units"))
-        p = subprocess.run(["systemd-analyze", "verify", "--man=no",
-                            self.path("units", "stagebench-validate.service"),
-                            self.path("units", "stagebench-validate.timer")],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, timeout=60)
-        self.assertEqual((p.returncode, p.stdout), (0, ""))
 
     def test_completion_offers_what_help_lists(self):
         script = os.path.join(os.path.dirname(ct.BINARY), "completion", "stagebench")
