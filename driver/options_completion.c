@@ -4,11 +4,26 @@
  * catalogue, so that it offers exactly what the parser takes: per command its options, the
  * words of a choice, directories after --dir, files after --out, test names as arguments.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "driver/options_table.h"
 #include "driver/plan.h"
+
+/* bash: directories, files (with a / after a directory's name). */
+#define OPTIONS_COMPLETION_DIRS                                                                    \
+	"compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))"
+#define OPTIONS_COMPLETION_FILES                                                                   \
+	"compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"
+
+/* Whether a metavar or operand names a directory: DIR, STATE_DIR. */
+static bool options_completion_is_dir(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 3 && strcmp(name + n - 3, "DIR") == 0;
+}
 
 /* The case arms for the word after an option that takes an argument. */
 static void options_completion_values(FILE *f)
@@ -26,12 +41,10 @@ static void options_completion_values(FILE *f)
 			fprintf(f,
 				"\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
 				d->name, words);
-		} else if (strcmp(d->metavar, "DIR") == 0) {
-			fprintf(f, "\t--%s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n",
-				d->name);
+		} else if (options_completion_is_dir(d->metavar)) {
+			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_DIRS);
 		} else if (strcmp(d->metavar, "FILE") == 0) {
-			fprintf(f, "\t--%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
-				d->name);
+			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_FILES);
 		} else {
 			fprintf(f, "\t--%s) return ;;\n", d->name);
 		}
@@ -39,7 +52,8 @@ static void options_completion_values(FILE *f)
 	fprintf(f, "\tesac\n");
 }
 
-/* The words offered for a command: its options, and the test names where it takes tests. */
+/* The words offered for a command: its options, and the test names where it takes tests;
+ * directories instead of the options where it takes a directory and the word is no option. */
 static void options_completion_command(FILE *f, enum command cmd)
 {
 	char in[128], out[64];
@@ -55,12 +69,15 @@ static void options_completion_command(FILE *f, enum command cmd)
 				fprintf(f, "--%s ", options_table[i].name);
 		fprintf(f, "--version");
 	}
-	if (cmd == CMD_RUN || cmd == CMD_PREPARE || cmd == CMD_CLEAN) {
+	if (strcmp(options_command_operand(cmd), "TEST...") == 0) {
 		plan_names(true, in, sizeof(in));
 		plan_names(false, out, sizeof(out));
 		fprintf(f, " %s%s%s", in, out[0] ? " " : "", out);
 	}
-	fprintf(f, "' ;;\n");
+	fprintf(f, "'");
+	if (cmd != CMD_NONE && options_completion_is_dir(options_command_operand(cmd)))
+		fprintf(f, "\n\t\t[[ $cur == -* ]] || { %s; return; }", OPTIONS_COMPLETION_DIRS);
+	fprintf(f, " ;;\n");
 }
 
 void options_completion(FILE *f)

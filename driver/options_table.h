@@ -72,4 +72,8 @@ const char *options_choices_join(const char *const *choices, const char *sep, ch
 extern const struct opt_def options_table[];
 extern const size_t options_table_count;
 
+/* The operand a command takes after its options, as its usage names it: "TEST...",
+ * "STATE_DIR" or "" (none). The completion offers directories for a ..._DIR. */
+const char *options_command_operand(enum command cmd);
+
 #endif

@@ -53,7 +53,8 @@ exit status: 0 every node ok; 1 a node failed, hung, was unreachable or is missi
 """
 
 
-def parse_args(argv):
+def build_parser():
+    """The command line's parser (its completion is generated from it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-cluster", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run stagebench on every node of a cluster at once and collect the "
@@ -66,7 +67,11 @@ def parse_args(argv):
     ap.add_argument("tests", nargs="*", metavar="TEST",
                     help="1a 1b 2 3 4 all, or parts (2a)")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    return ap.parse_args(argv)
+    return ap
+
+
+def parse_args(argv):
+    return build_parser().parse_args(argv)
 
 
 def _node_options(g):

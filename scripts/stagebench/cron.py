@@ -7,7 +7,7 @@ a baseline, keeps the last K runs, logs to RESULTS/stagebench-cron.log, and exit
 collector's status. It prints nothing when all is well and the report when not, so cron mails
 only the problems.
 
-    15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench \\
+    15 2 * * * BINDIR/stagebench-cron --results /shared/stagebench \\
         --baseline /shared/stagebench/baseline.json --tolerance 15 \\
         -- -g compute --dir /stage/bench all
 """
@@ -36,7 +36,7 @@ MARK = "STAGEBENCH_CRON_RESULTS"  # in the environment of every process of a run
 RUN_RE = re.compile(r"^cron-\d{8}-\d{6}(-\d+)?$")
 EPILOG = """\
 crontab line (every night at 02:15):
-  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
+  15 2 * * * {cron} --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
 
 The tolerance is in percent, written without a % sign: cron turns a bare % into a newline
 and cuts the command there. The arguments after -- go to stagebench-cluster (or
@@ -50,17 +50,15 @@ report or baseline could not be written (the cause named); 130/143 interrupted.
 """
 
 
-def parse_args(argv):
-    if "--" in argv:
-        i = argv.index("--")
-        own, rest = argv[:i], argv[i + 1:]
-    else:
-        own, rest = argv, []
+def build_parser():
+    """The parser of the wrapper's own options, before -- (its completion is generated from
+    it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-cron", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Nightly stagebench validation: locked, dated, collected against a "
                     "baseline, pruned, logged.",
-        usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...", epilog=EPILOG)
+        usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...",
+        epilog=EPILOG.format(cron=os.path.join(F.bindir(), "stagebench-cron")))
     ap.add_argument("--results", required=True, metavar="DIR",
                     help="where the dated runs, the log and the lock live")
     ap.add_argument("--keep", type=int, default=14, metavar="K",
@@ -78,7 +76,16 @@ def parse_args(argv):
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print the report even when all is well")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    args = ap.parse_args(own)
+    return ap
+
+
+def parse_args(argv):
+    if "--" in argv:
+        i = argv.index("--")
+        own, rest = argv[:i], argv[i + 1:]
+    else:
+        own, rest = argv, []
+    args = build_parser().parse_args(own)
     args.launcher_args = rest
     return args
 

@@ -68,7 +68,8 @@ exit status: the launcher's: 0 every node ok; 1 a node failed, hung or is missin
 """
 
 
-def parse_args(argv):
+def build_parser():
+    """The command line's parser (its completion is generated from it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Simulate R nodes on S /stage servers on this machine, each a real "
@@ -121,7 +122,11 @@ def parse_args(argv):
         g.add_argument("--" + f.replace("_", "-"), action="store_true", help="as stagebench run's")
     ap.add_argument("tests", nargs="*", metavar="TEST", help="1a 1b 2 3 4 all, or parts")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    return ap.parse_args(argv)
+    return ap
+
+
+def parse_args(argv):
+    return build_parser().parse_args(argv)
 
 
 def local_cores(binary):
