@@ -10,8 +10,8 @@ part without a replica) is left out rather than written as 0. The file is writte
 files.write_atomic: a temporary file in the same directory, then a rename."""
 import math
 
-from . import common as L
-from . import files as F
+from . import common
+from . import files
 
 PREFIX = "stagebench_"
 
@@ -221,7 +221,7 @@ def _servers(collection):
     ms = man.get("servers") if isinstance(man.get("servers"), dict) else {}
     out = {}
     for n, facts in collection.nodes.items():
-        out[n] = ms[n] if isinstance(ms.get(n), str) else L.server_of(n, facts.get("fs"))
+        out[n] = ms[n] if isinstance(ms.get(n), str) else common.server_of(n, facts.get("fs"))
     for n, s in ms.items():
         if isinstance(s, str):
             out.setdefault(n, s)
@@ -231,7 +231,7 @@ def _servers(collection):
 def write(path, report, collection=None, exit_status=None):
     """Write the metrics to path atomically; None, or why it could not be written."""
     try:
-        F.write_atomic(path, render(report, collection, exit_status))
+        files.write_atomic(path, render(report, collection, exit_status))
     except OSError as e:
-        return "cannot write %s: %s" % (path, L.errno_text(e))
+        return "cannot write %s: %s" % (path, common.errno_text(e))
     return None

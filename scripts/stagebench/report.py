@@ -21,8 +21,8 @@ import threading
 import time
 
 from . import catalogue
-from . import common as L
-from . import verdict as V
+from . import common
+from . import verdict
 from .nodes import nodeset_fold
 from .summaries import (Bad, Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS,
                         _read_chunk, check_baseline, check_manifest, load_json, read_summary)
@@ -34,28 +34,28 @@ from .summaries import (Bad, Hist, OK_STATUSES, START_SYNC_LIMIT_S, TOP_THREADS,
 
 def _scan(paths):
     """The summary files and manifests of the given directories (and files)."""
-    files, manifests, problems = [], [], []
+    found, manifests, problems = [], [], []
     for p in paths:
         if os.path.isdir(p):
             try:
                 # Shorter names first: of two copies of one summary, the launcher's name
                 # (node1.1a.rep1.json) is kept and a longer copy's (node1.1a.rep1 (2).json)
                 # is the duplicate.
-                names = sorted(os.listdir(p), key=lambda n: (len(n), L.natural_key(n)))
+                names = sorted(os.listdir(p), key=lambda n: (len(n), common.natural_key(n)))
             except OSError as e:
-                raise L.UsageError("cannot list '%s': %s" % (p, e.strerror or e))
+                raise common.UsageError("cannot list '%s': %s" % (p, e.strerror or e))
             for n in names:
                 full = os.path.join(p, n)
-                if n == L.MANIFEST:
+                if n == common.MANIFEST:
                     manifests.append(full)
-                elif n.endswith(".json") and n not in L.RESERVED_FILES and \
+                elif n.endswith(".json") and n not in common.RESERVED_FILES and \
                         ".tmp." not in n and os.path.isfile(full):
-                    files.append(full)
+                    found.append(full)
         elif os.path.isfile(p):
-            files.append(p)
+            found.append(p)
         else:
-            raise L.UsageError("'%s' is neither a results directory nor a summary file" % p)
-    return files, manifests, problems
+            raise common.UsageError("'%s' is neither a results directory nor a summary file" % p)
+    return found, manifests, problems
 
 
 def _workers(n):
@@ -73,8 +73,8 @@ def _worker_signals():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle
 
 
-def _iter_summaries(files):
-    items = [(f, L.rep_offset_from_name(os.path.basename(f))) for f in files]
+def _iter_summaries(paths):
+    items = [(f, common.rep_offset_from_name(os.path.basename(f))) for f in paths]
     catalogue.load()  # once, before the workers are forked
     # forked workers only from a process with one thread: a fork copies every lock another
     # thread holds, held for ever in the child (the launcher's rounds run in threads)
@@ -164,14 +164,14 @@ class Collection:
 
 def collect(paths, manifest_path=None):
     """Read every summary under paths. Returns a Collection."""
-    files, manifests, _ = _scan(paths)
+    found, manifests, _ = _scan(paths)
     c = Collection()
     if manifest_path:
         manifests = [manifest_path]
     for m in manifests:
         _load_manifest(c, m)
-    c.files = len(files)
-    for r in _iter_summaries(files):
+    c.files = len(found)
+    for r in _iter_summaries(found):
         if r.get("ignore"):
             c.ignored.append({"file": r["file"], "reason": r["ignore"]})
             continue
@@ -215,7 +215,7 @@ def _add(c, r):
         for w in p.get("warnings") or []:
             c.warnings.append({"node": node, "test": test, "repetition": rep, "part": part,
                                "warning": w})
-        if V.recreated(test):
+        if verdict.recreated(test):
             c.generations.setdefault((node, test), {}).setdefault(rep, set()).add(
                 p.get("generation"))
     for test, rep, error, part in r["test_errors"]:
@@ -290,12 +290,12 @@ def _load_manifest(c, path):
     except (OSError, Bad) as e:
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest unreadable: %s" % (
-                              e if isinstance(e, Bad) else L.errno_text(e))})
+                              e if isinstance(e, Bad) else common.errno_text(e))})
         return
-    if not isinstance(m, dict) or m.get("schema") not in L.MANIFEST_SCHEMAS:
+    if not isinstance(m, dict) or m.get("schema") not in common.MANIFEST_SCHEMAS:
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "not a launcher manifest (schema %s)" % (
-                              L.safe_text(json.dumps(m.get("schema")))[:60]
+                              common.safe_text(json.dumps(m.get("schema")))[:60]
                               if isinstance(m, dict) else None)})
         return
     try:
@@ -307,7 +307,7 @@ def _load_manifest(c, path):
     except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
         c.invalid.append({"file": os.path.basename(path),
                           "reason": "launcher manifest invalid: unexpected structure (%s: %s)"
-                                    % (type(e).__name__, L.safe_text(e)[:200])})
+                                    % (type(e).__name__, common.safe_text(e)[:200])})
         return
     c.manifest = m
     for rnd in m.get("rounds") or []:
@@ -359,7 +359,7 @@ def _servers(c, m, allnodes):
         if isinstance(mservers.get(n), str):
             servers[n] = mservers[n]
         elif n in c.nodes:
-            servers[n] = L.server_of(n, c.nodes[n]["fs"])
+            servers[n] = common.server_of(n, c.nodes[n]["fs"])
         else:
             servers[n] = "?"
     return servers
@@ -372,7 +372,7 @@ def _server_list(m, allnodes, servers):
     by_server = {}
     for n in allnodes:
         by_server.setdefault(servers[n], []).append(n)
-    for s in sorted(by_server, key=L.natural_key):
+    for s in sorted(by_server, key=common.natural_key):
         server_list.append({"server": s, "nodes": nodeset_fold(by_server[s]),
                             "count": len(by_server[s]), "preparer": preparers.get(s)})
     return server_list
@@ -397,7 +397,7 @@ def _clock_out(c, m, parts_out, unsynced, start_verdict, offsets, no_offset):
     return {
         "unsynchronized_nodes": unsynced,
         "unknown_nodes": sorted([n for n, f in c.nodes.items() if not f["ntp_known"]],
-                                key=L.natural_key),
+                                key=common.natural_key),
         "start_spread_max_s": max((p["start"]["spread_s"] for p in parts_out
                                    if p["start"]["spread_s"] is not None), default=None),
         "start_synchronized": {"held": True, "NOT held": False}.get(start_verdict),
@@ -413,11 +413,11 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
     expected, expected_from = _expected(c, m, expect)
     expected_set = set(expected)
     seen = set(c.nodes)
-    unexpected = sorted(seen - expected_set, key=L.natural_key)
-    allnodes = sorted(expected_set | seen, key=L.natural_key)
+    unexpected = sorted(seen - expected_set, key=common.natural_key)
+    allnodes = sorted(expected_set | seen, key=common.natural_key)
     servers = _servers(c, m, allnodes)
 
-    offsets, no_offset = V.node_offsets(m, c.nodes)
+    offsets, no_offset = verdict.node_offsets(m, c.nodes)
     parts_out, tests, failed_nodes, missing_nodes, bad_sync = _parts_out(
         c, allnodes, expected_set, servers, top, offsets, no_offset)
     # Whole-node failures without any part (summary of a node that ran nothing).
@@ -426,13 +426,13 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             failed_nodes.update(errs)
     tests_out = sorted(tests.values(), key=lambda t: (t["repetition"], _test_order(t["test"])))
 
-    unsynced = sorted([n for n, f in c.nodes.items() if not f["ntp"]], key=L.natural_key)
+    unsynced = sorted([n for n, f in c.nodes.items() if not f["ntp"]], key=common.natural_key)
     server_list = _server_list(m, allnodes, servers)
 
     regressions = []
     if baseline is not None:
         regressions = compare_baseline(c, parts_out, baseline, tolerance)
-    verdicts = [p["start"]["verdict"] for p in parts_out if p["start"]["why"] != V.NO_RELEASE]
+    verdicts = [p["start"]["verdict"] for p in parts_out if p["start"]["why"] != verdict.NO_RELEASE]
     problems = bool(failed_nodes or missing_nodes or c.invalid or regressions or bad_sync or
                     (require_ntp and unsynced))
     if not c.groups and not c.test_errors:
@@ -449,15 +449,15 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "scale": mrun.get("scale") or next((f["scale"] for f in c.nodes.values()
                                             if f.get("scale")), None),
         "notes": [x for x in (m.get("notes") or []) if isinstance(x, str)],
-        "launcher_warnings": [L.safe_text(x) for x in (m.get("warnings") or [])
+        "launcher_warnings": [common.safe_text(x) for x in (m.get("warnings") or [])
                               if isinstance(x, str)][:50],
         "interrupted": m.get("interrupted"),
         "files": c.files,
         "nodes": {
             "expected": len(expected_set), "expected_from": expected_from,
             "expected_set": nodeset_fold(expected) if expected else "",
-            "seen": len(seen), "failed": sorted(failed_nodes, key=L.natural_key),
-            "missing": sorted(missing_nodes - failed_nodes, key=L.natural_key),
+            "seen": len(seen), "failed": sorted(failed_nodes, key=common.natural_key),
+            "missing": sorted(missing_nodes - failed_nodes, key=common.natural_key),
             "unexpected": unexpected,
         },
         "servers": server_list,
@@ -465,7 +465,7 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
         "warnings": _fold_warnings(c.warnings),
         "launcher_build": m.get("launcher_build") if isinstance(m.get("launcher_build"), str)
         else None,
-        "server_drop": V.server_drop(m, parts_out),
+        "server_drop": verdict.server_drop(m, parts_out),
         "parts": parts_out,
         "tests": tests_out,
         "node_errors": [{"node": n, "error": e}
@@ -477,9 +477,9 @@ def build_report(c, expect=None, top=5, baseline=None, tolerance=0.15, require_n
             "created_at": baseline.get("created_at"), "run_id": baseline.get("run_id")},
         "regressions": regressions,
     }
-    report["validity"] = V.validity(report, c, c.generations)
+    report["validity"] = verdict.validity(report, c, c.generations)
     report["status"] = "failed" if problems else "ok"
-    report["exit_code"] = L.EXIT_FAILED if problems else L.EXIT_OK
+    report["exit_code"] = common.EXIT_FAILED if problems else common.EXIT_OK
     return report
 
 
@@ -493,7 +493,7 @@ def _parts_out(c, allnodes, expected_set, servers, top, offsets, no_offset):
     for k in sorted(c.groups, key=group_sort_key):
         g = c.groups[k]
         pr = _part_report(g, c, allnodes, expected_set, servers, top)
-        pr["start"] = V.start_verdict(g.entries, offsets, no_offset)
+        pr["start"] = verdict.start_verdict(g.entries, offsets, no_offset)
         pr["start_synchronized"] = {"held": True, "NOT held": False}.get(
             pr["start"]["verdict"])
         parts_out.append(pr)
@@ -520,7 +520,7 @@ def _fold_warnings(ws):
         e["nodes"].append(x["node"])
     out = [by[k] for k in sorted(by)]
     for e in out:
-        e["nodes"].sort(key=L.natural_key)
+        e["nodes"].sort(key=common.natural_key)
     return out
 
 
@@ -531,8 +531,8 @@ def _offsets_out(m, offsets, no_offset):
             if offsets else None,
             "method": clock.get("method") if clock else None,
             "samples": clock.get("samples") if clock else None,
-            "nodes": {n: offsets[n] for n in sorted(offsets, key=L.natural_key)},
-            "unknown": {n: no_offset[n] for n in sorted(no_offset, key=L.natural_key)}}
+            "nodes": {n: offsets[n] for n in sorted(offsets, key=common.natural_key)},
+            "unknown": {n: no_offset[n] for n in sorted(no_offset, key=common.natural_key)}}
 
 
 def _part_report(g, c, allnodes, expected_set, servers, top):
@@ -542,7 +542,7 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
     ok, failed, missing = _part_nodes(g, c, allnodes, expected_set)
     times = sorted(g.entries[n]["node_time_s"] for n in ok)
     cluster = times[-1] if times else None
-    res = V.residency(g.entries, ok)
+    res = verdict.residency(g.entries, ok)
     # A node that read from its own cache is left out of the blame: its time does not make
     # the median that the others are judged against, and it is not listed as slow.
     warm = set(res["warm_nodes"])
@@ -555,7 +555,7 @@ def _part_report(g, c, allnodes, expected_set, servers, top):
     spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
     first_rel = min((a for a, _b in rels), default=None)
     tmed = _median_sorted_array(g.times)
-    late = sorted([n for n in ok if g.entries[n]["late"]], key=L.natural_key)
+    late = sorted([n for n in ok if g.entries[n]["late"]], key=common.natural_key)
     rate = _rate(g, ok, nbytes, cluster)
     return {
         "test": g.test, "repetition": g.rep, "part": g.part,
@@ -619,7 +619,7 @@ def _slowest_nodes(g, judged, med, first_rel, servers, top):
     """The top slowest of the judged nodes, with their deviation from the median node time
     and their release after the first node's."""
     slowest = []
-    for n in sorted(judged, key=lambda n: (-g.entries[n]["node_time_s"], L.natural_key(n)))[:top]:
+    for n in sorted(judged, key=lambda n: (-g.entries[n]["node_time_s"], common.natural_key(n)))[:top]:
         e = g.entries[n]
         slowest.append({"node": n, "node_time_s": e["node_time_s"], "server": servers.get(n),
                         "deviation": (e["node_time_s"] / med - 1.0) if med else None,
@@ -641,7 +641,7 @@ def _part_servers(g, ok, servers):
     for n in ok:
         per_server.setdefault(servers.get(n, "?"), []).append(n)
     srv = []
-    for s in sorted(per_server, key=L.natural_key):
+    for s in sorted(per_server, key=common.natural_key):
         ns = per_server[s]
         st = sorted(g.entries[n]["node_time_s"] for n in ns)
         sb = sum(g.entries[n]["bytes"] for n in ns)
@@ -702,8 +702,8 @@ def make_baseline(report, source=None):
     for part, d in parts.items():
         out[part] = {"cluster_time_s": _median(d["cluster"]),
                      "nodes": {n: _median(ts) for n, ts in sorted(
-                         d["nodes"].items(), key=lambda kv: L.natural_key(kv[0]))}}
-    return {"schema": L.BASELINE_SCHEMA, "version": catalogue.load().version,
+                         d["nodes"].items(), key=lambda kv: common.natural_key(kv[0]))}}
+    return {"schema": common.BASELINE_SCHEMA, "version": catalogue.load().version,
             "created_at": time.time(),
             "run_id": report.get("run_id"), "source": source, "parts": out}
 
@@ -712,17 +712,17 @@ def load_baseline(path):
     try:
         b = load_json(path)
     except OSError as e:
-        raise L.UsageError("baseline '%s': %s" % (path, e.strerror or e))
+        raise common.UsageError("baseline '%s': %s" % (path, e.strerror or e))
     except Bad as e:
-        raise L.UsageError("baseline '%s' is not valid: %s" % (path, e))
-    if not isinstance(b, dict) or b.get("schema") != L.BASELINE_SCHEMA or \
+        raise common.UsageError("baseline '%s' is not valid: %s" % (path, e))
+    if not isinstance(b, dict) or b.get("schema") != common.BASELINE_SCHEMA or \
             not isinstance(b.get("parts"), dict):
-        raise L.UsageError("baseline '%s' is not a stagebench baseline (schema %s)"
-                           % (path, L.BASELINE_SCHEMA))
+        raise common.UsageError("baseline '%s' is not a stagebench baseline (schema %s)"
+                                % (path, common.BASELINE_SCHEMA))
     try:
         check_baseline(b)
     except Bad as e:
-        raise L.UsageError("baseline '%s' is not valid: %s" % (path, e))
+        raise common.UsageError("baseline '%s' is not valid: %s" % (path, e))
     b["_file"] = path
     return b
 
@@ -750,7 +750,7 @@ def compare_baseline(c, parts_out, baseline, tolerance):
             out.append({"part": part, "node": None, "baseline_s": bc, "now_s": cc,
                         "slower_by": cc / bc - 1.0})
         bn = base.get("nodes") if isinstance(base.get("nodes"), dict) else {}
-        for n in sorted(cur["nodes"], key=L.natural_key):
+        for n in sorted(cur["nodes"], key=common.natural_key):
             b = bn.get(n)
             v = _median(cur["nodes"][n])
             if isinstance(b, (int, float)) and b > 0 and v > b * (1.0 + tolerance):
@@ -849,7 +849,7 @@ def to_text(report):
                     _text_failed, _text_missing, _text_invalid, _text_baseline,
                     _text_warnings, _text_validity, _text_status):
         section(w, report)
-    return L.safe_text("\n".join(out) + "\n")
+    return common.safe_text("\n".join(out) + "\n")
 
 
 def _text_head(w, report):
@@ -908,7 +908,7 @@ def _text_parts(w, report):
             p["test"], p["part"], p["repetition"], p["nodes_expected"], p["nodes_ok"],
             p["nodes_failed"], p["nodes_missing"], p["threads"], fmt(nt["min"]),
             fmt(nt["median"]), fmt(nt["max"]), fmt(p["cluster_time_s"]),
-            L.fmt_bytes(p["bytes"]), fmt_rate(p["rate"]), fmt(lat.get("p50")),
+            common.fmt_bytes(p["bytes"]), fmt_rate(p["rate"]), fmt(lat.get("p50")),
             fmt(lat.get("p99")), _START_SHORT.get(p["start"]["verdict"], "?")))
 
 
@@ -931,7 +931,7 @@ def _text_slowest(w, report):
     for p in report["parts"]:
         if p["slowest"]:
             w("  %-4s rep %d: %s" % (p["part"], p["repetition"], ", ".join(
-                "%s %s (%s)" % (s["node"], fmt(s["node_time_s"]), L.fmt_pct(s["deviation"]))
+                "%s %s (%s)" % (s["node"], fmt(s["node_time_s"]), common.fmt_pct(s["deviation"]))
                 for s in p["slowest"])))
     w("slowest threads (deviation from the median thread time of all nodes):")
     for p in report["parts"]:
@@ -940,7 +940,7 @@ def _text_slowest(w, report):
                 "%s thread %d%s %s (%s)" % (
                     s["node"], s["thread"],
                     " CPU %d" % s["cpu"] if s["cpu"] is not None else "",
-                    fmt(s["time_s"]), L.fmt_pct(s["deviation"]))
+                    fmt(s["time_s"]), common.fmt_pct(s["deviation"]))
                 for s in p["slowest_threads"])))
 
 
@@ -957,7 +957,7 @@ def _text_servers(w, report):
         for s in p["servers"]:
             w("  %-4s %3d %-24s %5d %10s %10s %10s %16s" % (
                 p["part"], p["repetition"], s["server"][:24], s["nodes_ok"],
-                fmt(s["median_s"]), fmt(s["time_s"]), L.fmt_bytes(s["bytes"]),
+                fmt(s["median_s"]), fmt(s["time_s"]), common.fmt_bytes(s["bytes"]),
                 fmt_rate(s["rate"])))
 
 
@@ -1023,7 +1023,7 @@ def _text_baseline(w, report):
         for r in report["regressions"]:
             w("  %-4s %-12s %s -> %s (%s)" % (r["part"], r["node"] or "(cluster)",
                                                fmt(r["baseline_s"]), fmt(r["now_s"]),
-                                               L.fmt_pct(r["slower_by"])))
+                                               common.fmt_pct(r["slower_by"])))
     else:
         w("baseline %s: no node or part slower by more than %.0f%%" % (
             b["file"], b["tolerance"] * 100))
@@ -1068,13 +1068,13 @@ def _text_offsets(w, report):
         unc = max(o["uncertainty_s"] for o in off["nodes"].values())
         w("clock offsets (%s%s): %d node%s, largest %s %s, uncertainty at most %s" % (
             off["source"], ", %s" % off["method"] if off["method"] else "", len(off["nodes"]),
-            "" if len(off["nodes"]) == 1 else "s", big[0], V.fmt_signed(big[1]["offset_s"]),
+            "" if len(off["nodes"]) == 1 else "s", big[0], verdict.fmt_signed(big[1]["offset_s"]),
             fmt(unc)))
         drift = [(n, o["drift_s"]) for n, o in off["nodes"].items() if o["drift_s"]]
         if drift:
             n, d = max(drift, key=lambda x: abs(x[1]))
             w("  drift from the first measurement to the last: largest %s %s" % (
-                n, V.fmt_signed(d)))
+                n, verdict.fmt_signed(d)))
     if off["unknown"] and report["nodes"]["seen"]:
         ns = list(off["unknown"])
         w("clock offsets unknown: %s (%s)" % (_ns_list(ns), off["unknown"][ns[0]]))
@@ -1088,7 +1088,7 @@ def _text_rates(w, report):
         r = p["rate"]
         w("  %-4s rep %d: %s pages touched (one byte a page) of %s mapped: %s, %s mapped" % (
             p["part"], p["repetition"], r["pages"] if r["pages"] is not None else "?",
-            L.fmt_bytes(r["mapped_bytes"]), fmt_rate(r), L.fmt_rate(r["mapped_Bps"])))
+            common.fmt_bytes(r["mapped_bytes"]), fmt_rate(r), common.fmt_rate(r["mapped_Bps"])))
     for p in report["parts"]:
         fp = p.get("first_pass")
         if fp:
@@ -1127,7 +1127,7 @@ def _text_start(w, report):
     clk = report["clock"]
     lim = clk["limit_s"]
     v = clk["start_verdict"]
-    parts = [p for p in report["parts"] if p["start"]["why"] != V.NO_RELEASE]
+    parts = [p for p in report["parts"] if p["start"]["why"] != verdict.NO_RELEASE]
     if v is None:
         w("start synchronization: no part ran, nothing to judge")
         return
@@ -1151,7 +1151,7 @@ def _text_start(w, report):
         # nodes without an offset are named in the part's why; the others with their amount
         out = [o for o in st["nodes_out"] if o["by_s"] is not None]
         for o in out[:20]:
-            w("      %s %s: %s" % (o["node"], V.fmt_signed(o["by_s"]), o["why"]))
+            w("      %s %s: %s" % (o["node"], verdict.fmt_signed(o["by_s"]), o["why"]))
         if len(out) > 20:
             w("      ... %d more nodes" % (len(out) - 20))
 
@@ -1186,7 +1186,7 @@ def _text_validity(w, report):
 
 
 def fmt(s):
-    return L.fmt_time(s)
+    return common.fmt_time(s)
 
 
 def fmt_pm(s, u):
@@ -1207,11 +1207,11 @@ def fmt_rate(rate):
             if v >= div:
                 return "%.2f %s pages/s" % (v / div, unit)
         return "%.0f pages/s" % v
-    return L.fmt_rate(v)
+    return common.fmt_rate(v)
 
 
 def fmt_spread(s):
     """Epoch seconds resolve about 0.24 us: a smaller spread is shown as such."""
     if s is None:
         return "-"
-    return "< 1 us" if s < 1e-6 else L.fmt_time(s)
+    return "< 1 us" if s < 1e-6 else common.fmt_time(s)

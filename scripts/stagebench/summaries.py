@@ -14,7 +14,7 @@ import re
 import stat
 
 from . import catalogue
-from . import common as L
+from . import common
 
 UINT64_MAX = (1 << 64) - 1
 INT64_MAX = (1 << 63) - 1  # a bucket count (kept in an array of int64)
@@ -393,7 +393,7 @@ def _part(part, where, top):
         "verified": bool(part.get("verified")),
         "late": bool(part.get("late")),
     }
-    if not L._PART_RE.match(p["part"]):
+    if not common.part_name_ok(p["part"]):
         raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
     if p["part"] not in catalogue.load().part_test:
         raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
@@ -584,7 +584,7 @@ def _summary_facts(s, name, schema, run):
     """The node's own facts (name, host, filesystem, clock, status, errors, scale, and
     node/2's fields): the report's entry for the summary, its parts still to come."""
     node = _str(s, "node", "")
-    if not L.node_name_ok(node):
+    if not common.node_name_ok(node):
         raise Bad("field node '%s' is not a valid node name" % node[:70])
     status = _str(s, "status", "")
     fs = s.get("fs") if isinstance(s.get("fs"), dict) else {}
@@ -669,7 +669,7 @@ def _summary_escape(out):
     for k in ("host", "dir"):
         out[k] = _esc(out[k])
     out["fs"] = {k: _esc(v) for k, v in out["fs"].items()}
-    out["errors"] = [L.safe_text(e) for e in out["errors"]]
+    out["errors"] = [common.safe_text(e) for e in out["errors"]]
     for _t, _r, _name, p in out["entries"]:
         p["error"] = _esc(p["error"])
     out["test_errors"] = [(t, r, _esc(why), part) for t, r, why, part in out["test_errors"]]
@@ -695,7 +695,7 @@ def _summary_v2(out, s, schema, clock, run):
 
 
 def _esc(v):
-    return L.safe_text(v) if isinstance(v, str) else v
+    return common.safe_text(v) if isinstance(v, str) else v
 
 
 def _opt_str(v):
@@ -727,7 +727,7 @@ def _names(obj, key, where, check):
         raise Bad("field %s%s is not a list" % (where, key))
     for i, x in enumerate(v):
         if not check(x):
-            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, L.safe_text(x)[:70]
+            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, common.safe_text(x)[:70]
                                                            if isinstance(x, str) else x))
 
 
@@ -736,8 +736,8 @@ def check_manifest(m):
     the binary's rule, tests and parts of the catalogue, numbers finite and in range, strings
     escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller."""
     cat = catalogue.load()
-    _names(m, "nodes", "", L.node_name_ok)
-    if m.get("run_id") is not None and not L.run_id_ok(m.get("run_id")):
+    _names(m, "nodes", "", common.node_name_ok)
+    if m.get("run_id") is not None and not common.run_id_ok(m.get("run_id")):
         raise Bad("field run_id is not a valid run id")
     run = m.get("run")
     if run is not None:
@@ -745,7 +745,7 @@ def check_manifest(m):
             raise Bad("field run is not an object")
         _names(run, "tests", "run.", lambda x: isinstance(x, str) and x in cat.tests)
         _names(run, "parts", "run.", lambda x: isinstance(x, str) and x in cat.part_test)
-    for key, rule in (("servers", L.node_name_ok), ("preparers", lambda x: True)):
+    for key, rule in (("servers", common.node_name_ok), ("preparers", lambda x: True)):
         d = m.get(key)
         if d is None:
             continue
@@ -753,9 +753,9 @@ def check_manifest(m):
             raise Bad("field %s is not an object" % key)
         for k, v in d.items():
             if not isinstance(v, str) or not rule(k) or \
-                    (key == "preparers" and not L.node_name_ok(v)):
+                    (key == "preparers" and not common.node_name_ok(v)):
                 raise Bad("field %s has an entry that is not valid: '%s'"
-                          % (key, L.safe_text(k)[:70]))
+                          % (key, common.safe_text(k)[:70]))
     for key in ("notes",):
         if m.get(key) is not None and not (isinstance(m[key], list) and
                                            all(isinstance(x, str) for x in m[key])):
@@ -773,14 +773,14 @@ def check_manifest(m):
         if not isinstance(test, str) or not isinstance(part, str) or \
                 test not in cat.tests or part not in cat.tests[test]["parts"]:
             raise Bad("field %stest/part '%s'/'%s' is not a part of the catalogue"
-                      % (w, L.safe_text(test)[:20], L.safe_text(part)[:20]))
+                      % (w, common.safe_text(test)[:20], common.safe_text(part)[:20]))
         rep = _int(rnd, "rep", w)
         if rep < 1:
             raise Bad("field %srep is below 1" % w)
         _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
         if rnd.get("failed") is not None:
             _by_node(rnd["failed"], w + "failed", _failed_entry)
-    return L.safe_json(m)
+    return common.safe_json(m)
 
 
 def _by_node(d, where, check):
@@ -790,9 +790,9 @@ def _by_node(d, where, check):
     if not isinstance(d, dict):
         raise Bad("field %s is not an object" % where)
     for node, v in d.items():
-        if not L.node_name_ok(node):
+        if not common.node_name_ok(node):
             raise Bad("field %s names '%s', not a valid node name"
-                      % (where, L.safe_text(node)[:70]))
+                      % (where, common.safe_text(node)[:70]))
         check(v, "%s.%s" % (where, node))
 
 
@@ -814,7 +814,7 @@ def check_baseline(b):
         raise Bad("field parts is not an object")
     for part, d in parts.items():
         if part not in cat.part_test:
-            raise Bad("parts names '%s', not a part of any test" % L.safe_text(part)[:40])
+            raise Bad("parts names '%s', not a part of any test" % common.safe_text(part)[:40])
         if not isinstance(d, dict):
             raise Bad("field parts.%s is not an object" % part)
         if d.get("cluster_time_s") is not None:
@@ -828,4 +828,4 @@ def _time_above_0(t, where):
     if not (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and
             0 < t <= MAX_SECONDS):
         raise Bad("field %s (%s) is not a time above 0"
-                  % (where, L.safe_text(json.dumps(t))[:40]))
+                  % (where, common.safe_text(json.dumps(t))[:40]))

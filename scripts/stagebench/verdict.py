@@ -12,7 +12,7 @@ import shlex
 import statistics
 
 from . import catalogue
-from . import common as L
+from . import common
 
 LIMIT_S = 1.0  # the spec: "a start synchronized to less than a second"
 WARM = 0.10  # a part expected cold whose residency at release is above this read its own cache
@@ -21,7 +21,7 @@ NO_RELEASE = "no node released its threads"
 
 
 def fmt_signed(s):
-    return ("+" if s >= 0 else "-") + L.fmt_time(abs(s))
+    return ("+" if s >= 0 else "-") + common.fmt_time(abs(s))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +127,8 @@ def _start_row(n, e, rr, off, limit, out):
     before = total - (0.0 if e.get("step_in_wait") else part_step)
     if (e.get("late_by_s") or 0.0) >= limit:
         out.append({"node": n, "by_s": e["late_by_s"],
-                    "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
+                    "why": "released %s after T on its own clock"
+                           % common.fmt_time(e["late_by_s"])})
     row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
     if off is not None:
         # true instants in s, relative to the earliest own instant of the part: offsets
@@ -151,7 +152,7 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
     otherwise cannot tell, saying why (offsets unknown, too uncertain, or summaries of older
     nodes that do not record steps)."""
     rows, no_offset, old, out = [], [], [], []
-    for n in sorted(entries, key=L.natural_key):
+    for n in sorted(entries, key=common.natural_key):
         rr = _release_range(entries[n])
         if rr is None:
             continue
@@ -206,7 +207,7 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         if not out and own >= limit:
             n = max(rows, key=lambda r: r["own"])["node"]
             out.append({"node": n, "by_s": own,
-                        "why": "its own threads were released %s apart" % L.fmt_time(own)})
+                        "why": "its own threads were released %s apart" % common.fmt_time(own)})
         v["verdict"] = "NOT held"
     elif multi and no_offset:
         by_reason = {}
@@ -225,7 +226,7 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         v["verdict"] = "held"
     else:
         v["why"] = "spread %s with an uncertainty of %s straddles the %g s limit" % (
-            L.fmt_time(spread), L.fmt_time(unc), limit)
+            common.fmt_time(spread), common.fmt_time(unc), limit)
         _name_outliers(known, limit, out)
     return v
 
@@ -255,8 +256,8 @@ def _name_outliers(known, limit, out):
         if abs(by) >= limit / 2 and r["node"] not in named:
             out.append({"node": r["node"], "by_s": by,
                         "why": "released %s %s the others' median (offset %s, uncertainty %s)" % (
-                            L.fmt_time(abs(by)), "after" if by > 0 else "before",
-                            fmt_signed(r["offset"]), L.fmt_time(r["u"]))})
+                            common.fmt_time(abs(by)), "after" if by > 0 else "before",
+                            fmt_signed(r["offset"]), common.fmt_time(r["u"]))})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def _rule(name, ok, evidence):
 
 
 def _names(nodes, limit=8):
-    nodes = sorted(set(nodes), key=L.natural_key)
+    nodes = sorted(set(nodes), key=common.natural_key)
     return ", ".join(nodes[:limit]) + (" and %d more" % (len(nodes) - limit)
                                        if len(nodes) > limit else "")
 
@@ -381,8 +382,8 @@ def validity(report, c, generations):
     if isinstance(lb, str):
         ev += "; the launcher ran build %s" % lb
     rules.append(_rule("same version and build on every node", ok, ev))
-    late = sorted({n for p in parts for n in p["late"]}, key=L.natural_key)
-    failed = sorted({f["node"] for p in parts for f in p["failed"]}, key=L.natural_key)
+    late = sorted({n for p in parts for n in p["late"]}, key=common.natural_key)
+    failed = sorted({f["node"] for p in parts for f in p["failed"]}, key=common.natural_key)
     interrupted = report.get("interrupted") or any(
         f.get("status") == "interrupted" for p in parts for f in p["failed"])
     probs = (["late: " + _names(late)] if late else []) + \
@@ -392,7 +393,7 @@ def validity(report, c, generations):
                        "; ".join(probs) if probs else "none" if parts else "no part ran"))
     warm = sorted({"%s (%s rep %d)" % (n, p["part"], p["repetition"]) for p in parts
                    for n in p["residency"]["warm_nodes"]})
-    unknown = sorted({n for p in parts for n in p["residency"]["unknown"]}, key=L.natural_key)
+    unknown = sorted({n for p in parts for n in p["residency"]["unknown"]}, key=common.natural_key)
     if warm:
         rules.append(_rule("caches cold as expected", False,
                            "read from their own cache: %s" % ", ".join(warm[:8])))
