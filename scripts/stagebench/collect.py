@@ -20,11 +20,14 @@ import os
 import sys
 
 from . import catalogue
+from . import collection
 from . import common
 from . import files
+from . import model
 from . import plot
 from . import prometheus
 from . import report
+from . import reporttext
 from .nodes import nodeset_expand
 
 EPILOG = """\
@@ -97,32 +100,31 @@ def main(argv=None):
             if not os.path.exists(p):
                 raise common.UsageError("'%s' does not exist" % p)
         src = args.results[0] if len(args.results) == 1 else ", ".join(args.results)
-        c = report.collect(args.results, manifest_path=args.manifest)
-        result = report.build_report(c, expect=expect, top=args.top, baseline=baseline,
-                                     tolerance=tolerance, require_ntp=args.require_ntp,
-                                     source=src)
+        c = collection.collect(args.results, manifest_path=args.manifest)
+        result = report.build(c, expect=expect, top=args.top, baseline=baseline,
+                              tolerance=tolerance, require_ntp=args.require_ntp, source=src)
     except common.UsageError as e:
         common.fail(str(e), common.EXIT_USAGE)
     if args.format == "json":
-        text = report.to_json(result)
+        text = model.to_json(result)
     elif args.format == "csv":
-        text = report.to_csv(result)
+        text = model.to_csv(result)
     else:
-        text = report.to_text(result)
+        text = reporttext.to_text(result)
     if args.output:
         if not _output("--output " + args.output, files.write_atomic, args.output, text):
             return common.EXIT_PRECONDITION
     elif not _output("stdout", _write_stdout, common.safe_text(text)):
         return common.EXIT_PRECONDITION
-    for f in result["invalid"]:
-        common.say("warning: skipped %s: %s" % (f["file"], f["reason"]))
-    if result["files"] == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
+    for f in result.invalid:
+        common.say("warning: skipped %s: %s" % (f.file, f.reason))
+    if result.files == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
         runs = sorted(d for d in os.listdir(args.results[0])
                       if os.path.exists(os.path.join(args.results[0], d, common.MANIFEST)))
         if runs:
             common.say("no summary in %s itself; its runs are: %s" % (args.results[0],
                                                                       " ".join(runs[-10:])))
-    err = prometheus.write(args.prometheus, result, c) if args.prometheus else None
+    err = prometheus.write(args.prometheus, result) if args.prometheus else None
     if err:
         common.say("error: --prometheus: %s" % err)
         return common.EXIT_PRECONDITION
@@ -142,7 +144,7 @@ def main(argv=None):
         except RuntimeError as e:
             common.say("error: --plot %s: %s" % (args.plot, e))
             return common.EXIT_FAILED
-    return result["exit_code"]
+    return result.exit_code
 
 
 def _cause(e):

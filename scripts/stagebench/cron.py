@@ -23,11 +23,14 @@ import sys
 import time
 
 from . import catalogue
+from . import collection
 from . import common
 from . import files
+from . import model
 from . import procs
 from . import prometheus
 from . import report
+from . import reporttext
 
 LOG = "stagebench-cron.log"
 LOCK = ".stagebench-cron.lock"
@@ -301,21 +304,37 @@ def main():
         shutil.rmtree(rundir, ignore_errors=True)
         record(rec, "end %s %d" % (run_id, common.EXIT_USAGE))
         return common.EXIT_USAGE
+    return _collect_run(args, Night(run_id, rundir, rc, notes, log, logpath, rec, results),
+                        baseline, tolerance)
 
-    c = report.collect([rundir])
-    result = report.build_report(c, baseline=baseline, tolerance=tolerance, source=rundir)
-    text = "".join("%s\n" % x for x in notes) + report.to_text(result)
-    status = result["exit_code"]
+
+class Night:
+    """One night's run as the wrapper knows it: its id and directory, the launcher's exit
+    status, the notes said before the report, the log, the record of runs."""
+
+    def __init__(self, run_id, rundir, rc, notes, log, logpath, rec, results):
+        self.run_id, self.rundir, self.rc, self.notes = run_id, rundir, rc, notes
+        self.log, self.logpath, self.rec, self.results = log, logpath, rec, results
+
+
+def _collect_run(args, night, baseline, tolerance):
+    """The run collected: its report written (report.txt, report.json), the baseline made
+    when there is none and the run is good, the run recorded and old runs pruned, the report
+    said when it is not ok, the metrics written; returns the exit status."""
+    log, rundir, run_id = night.log, night.rundir, night.run_id
+    result = report.build(collection.collect([rundir]), baseline=baseline,
+                          tolerance=tolerance, source=rundir)
+    text = "".join("%s\n" % x for x in night.notes) + reporttext.to_text(result)
+    status = result.exit_code
     failed_writes = not (
         _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_TXT), text) and
         _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_JSON),
-               report.to_json(result)))
-    if rc < 0 and status == common.EXIT_OK:
+               model.to_json(result)))
+    if night.rc < 0 and status == common.EXIT_OK:
         status = common.EXIT_FAILED
     log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
-        % (run_id, result["status"], len(result["nodes"]["failed"]),
-           len(result["nodes"]["missing"]), len(result["invalid"]),
-           len(result["regressions"])))
+        % (run_id, result.status, len(result.nodes.failed), len(result.nodes.missing),
+           len(result.invalid), len(result.regressions)))
     if args.baseline and baseline is None:
         if status == common.EXIT_OK:
             if _write(log, files.write_json_atomic, args.baseline,
@@ -325,17 +344,17 @@ def main():
                 failed_writes = True
         else:
             log("no baseline yet, and %s is not good enough to become one" % run_id)
-    record(rec, "end %s %d" % (run_id, status))
-    prune(results, args.keep, run_id, log, rec)
-    if rc in (common.EXIT_SIGINT, common.EXIT_SIGTERM):
-        status = rc
+    record(night.rec, "end %s %d" % (run_id, status))
+    prune(night.results, args.keep, run_id, log, night.rec)
+    if night.rc in (common.EXIT_SIGINT, common.EXIT_SIGTERM):
+        status = night.rc
     if failed_writes and status == common.EXIT_OK:
         status = common.EXIT_PRECONDITION
-    if status != common.EXIT_OK or args.verbose or notes:
-        if not _say_report(text, rundir, logpath, log):
+    if status != common.EXIT_OK or args.verbose or night.notes:
+        if not _say_report(text, rundir, night.logpath, log):
             status = status or common.EXIT_PRECONDITION
     if args.prometheus:
-        log(prometheus.write(args.prometheus, result, c, status) or "metrics written to %s"
+        log(prometheus.write(args.prometheus, result, status) or "metrics written to %s"
             % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status

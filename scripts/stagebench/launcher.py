@@ -12,10 +12,13 @@ import sys
 import time
 
 from . import clocksync
+from . import collection
 from . import common
 from . import files
+from . import model
 from . import procs
 from . import report
+from . import reporttext
 from .launchplan import DryRun, Plan
 from .manifest import Manifest
 from .nodes import nodeset_fold
@@ -527,16 +530,16 @@ class Launcher:
         status: code, else the report's, else the run rounds'; a stop signal's above all."""
         rc = code
         if not self.args.no_report:
-            result = report.build_report(report.collect([self.plan.rundir]),
-                                         source=self.plan.rundir)
-            text = report.to_text(result)
+            result = report.build(collection.collect([self.plan.rundir]),
+                                  source=self.plan.rundir)
+            text = reporttext.to_text(result)
             files.write_atomic(os.path.join(self.plan.rundir, common.REPORT_TXT), text)
             files.write_atomic(os.path.join(self.plan.rundir, common.REPORT_JSON),
-                               report.to_json(result))
+                               model.to_json(result))
             sys.stdout.write(text)
             sys.stdout.flush()
             if rc is None:
-                rc = result["exit_code"]
+                rc = result.exit_code
         elif rc is None:
             bad = any(r.get("failed") for r in self.manifest.doc["rounds"]
                       if r["kind"] == "run")

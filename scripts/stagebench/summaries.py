@@ -23,7 +23,7 @@ START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
 # node/1 (older nodes) lacks the integer instants, clock steps, residency and build id: what it
 # cannot tell, the report says it cannot tell.
-NODE_SCHEMAS = ("stagebench.node/2", "stagebench.node/1")
+NODE_SCHEMAS = (common.NODE_SCHEMA, "stagebench.node/1")
 
 
 class Bad(Exception):
@@ -448,6 +448,11 @@ def _bool(obj, key, where):
 def _part_v2(p, part, where):
     """The fields of stagebench.node/2 (absent in node/1: None, and the report says unknown)."""
     p["kind"] = _str(part, "kind", where, required=False)
+    for key, allowed in (("counted", catalogue.COUNTED), ("rate_unit", catalogue.RATE_UNITS)):
+        p[key] = _str(part, key, where, required=False)
+        if p[key] is not None and p[key] not in allowed:
+            raise Bad("field %s%s '%s' is not one of %s" % (where, key, p[key][:40],
+                                                           ", ".join(allowed)))
     p["start_at_ns"] = _int(part, "start_at_ns", where, required=False)
     p["release_at_ns"] = _minmax(part, "release_at_ns", where)
     p["first_io_at_ns"] = _minmax(part, "first_io_at_ns", where)
@@ -709,7 +714,8 @@ def _opt_num(v):
     return v if math.isfinite(v) else None
 
 
-def _read_chunk(items):
+def read_chunk(items):
+    """read_summary of each (path, repetition offset) of items: a worker's chunk."""
     return [read_summary(path, off) for path, off in items]
 
 

@@ -111,6 +111,30 @@ def pythons():
     return [p for p in all_pythons() if has_clustershell(p)]
 
 
+class ReportJSON(dict):
+    """A cluster report's JSON object, as `stagebench-collect --format json` prints it, with
+    model, the report itself (stagebench.model.Report)."""
+
+
+def report_of(paths, manifest=None, **kw):
+    """The collector's report of paths (kw: report.build's), as a ReportJSON."""
+    from stagebench import collection, model, report
+    built = report.build(collection.collect(list(paths), manifest_path=manifest), **kw)
+    out = ReportJSON(json.loads(model.to_json(built)))
+    out.model = built
+    return out
+
+
+def report_text(rep):
+    from stagebench import reporttext
+    return reporttext.to_text(rep.model)
+
+
+def report_csv(rep):
+    from stagebench import model
+    return model.to_csv(rep.model)
+
+
 def run_nodes(nodes, args, outdir, stage, start_in=1.0, cpus=None):
     """Run `stagebench run ARGS` as several named nodes at one start instant; {node: path}."""
     at = time.time() + start_in

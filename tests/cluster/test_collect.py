@@ -15,9 +15,8 @@ NODES = ["n1", "n2", "n3"]
 
 
 def setUpModule():
-    global R, L, S, BASE, GOOD, FAILED
+    global L, S, BASE, GOOD, FAILED
     from stagebench import common as L
-    from stagebench import report as R
     from stagebench import summaries as S
     BASE = tempfile.mkdtemp(prefix="stagebench-collect-test-")
     try:
@@ -56,8 +55,7 @@ def read(path):
 
 
 def collect(*paths, **kw):
-    c = R.collect(list(paths), manifest_path=kw.pop("manifest", None))
-    return R.build_report(c, **kw)
+    return ct.report_of(paths, **kw)
 
 
 class Case(unittest.TestCase):
@@ -231,7 +229,7 @@ class Report(Case):
         self.assertEqual(p1a["nodes_ok"], 3)
         p2a = [p for p in rep["parts"] if p["part"] == "2a"][0]
         self.assertEqual(p2a["nodes_missing"], 1)  # n9 was to run 1a only
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertIn("n9", text)
         self.assertIn("status: FAILED", text)
 
@@ -262,7 +260,7 @@ class Report(Case):
         self.assertEqual([(s["server"], s["count"], s["preparer"]) for s in rep["servers"]],
                          [("s0", 3, "n1"), ("s1", 2, "n2")])
         self.assertEqual({s["server"] for s in p["servers"]}, {"s0", "s1"})
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertIn("n4: timeout: no end within 5 s", text)
         self.assertIn("n5: unreachable: ssh: no route", text)
 
@@ -288,14 +286,14 @@ class Report(Case):
         self.assertEqual(bad, ["2b"])
         self.assertFalse(rep["clock"]["start_synchronized"])
         self.assertEqual(rep["exit_code"], 1)
-        self.assertIn("start synchronization: NOT held", R.to_text(rep))
+        self.assertIn("start synchronization: NOT held", ct.report_text(rep))
 
     def test_unsynchronized_clocks_are_named(self):
         rep = collect(GOOD)
         unsynced = [n for n in NODES if not self.summary(n)["clock"]["ntp_synchronized"]]
         self.assertEqual(rep["clock"]["unsynchronized_nodes"], unsynced)
         if unsynced:
-            self.assertIn("NOT NTP-synchronized", R.to_text(rep))
+            self.assertIn("NOT NTP-synchronized", ct.report_text(rep))
             self.assertEqual(collect(GOOD, require_ntp=True)["exit_code"], 1)
 
 
