@@ -189,6 +189,8 @@ static void arm_write_state(struct arm *a)
 		"updated_at %.6f\nsummary %s\nlog %s\n",
 		s->pid, s->start_time, s->status, s->node, s->run_tag, s->start_at, s->interval,
 		s->parts, s->exit_code, s->updated_at, s->summary, s->log);
+	if (s->error[0])
+		fprintf(f, "error %s\nreason %s\n", s->error, s->reason);
 	if (fclose(f) != 0)
 		rc = -errno;
 	if (!rc && renameat(a->dirfd, tmp, a->dirfd, ARM_STATE) != 0)
@@ -363,11 +365,19 @@ void arm_ready(void *arg, double start_at)
 	arm_write_state(a);
 }
 
-void arm_end(struct arm *a, enum outcome out, const char *first_error)
+void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reason reason)
 {
 	char msg[ARM_MSG_MAX];
 
 	a->st.exit_code = outcome_exit_code(out);
+	if (first_error) {
+		/* One line in the state file, whatever the error quotes (a path). */
+		snprintf(a->st.error, sizeof(a->st.error), "%s", first_error);
+		for (char *c = a->st.error; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		snprintf(a->st.reason, sizeof(a->st.reason), "%s", reason_token(reason));
+	}
 	snprintf(a->st.status, sizeof(a->st.status), "%s",
 		 out >= OUTCOME_INTERRUPTED_INT ? "interrupted"
 		 : out == OUTCOME_OK		? "done"

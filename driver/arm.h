@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "driver/outcome.h"
+#include "driver/reason.h"
 
 #define ARM_STATE "state"
 #define ARM_LOG	  "log"
@@ -32,6 +33,9 @@ struct arm_state {
 	double updated_at;
 	char summary[PATH_MAX];
 	char log[PATH_MAX];
+	/* The run's first error once it ended with one (one line), and its reason; "" none. */
+	char error[1024];
+	char reason[32];
 };
 
 /* The armed run's side: the state directory, the pipe to the foreground, the state. */
@@ -69,8 +73,11 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
  */
 void arm_ready(void *a, double start_at);
 
-/* The run has ended with its summary written: the final state, the foreground told if waiting. */
-void arm_end(struct arm *a, enum outcome out, const char *first_error);
+/*
+ * The run has ended with its summary written: the final state (with its first error and that
+ * error's reason, if any), the foreground told if waiting.
+ */
+void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reason reason);
 
 /* Field 22 of /proc/PID/stat: the start time, in clock ticks after boot. 0 or -errno. */
 int arm_proc_start_time(long pid, unsigned long long *ticks);

@@ -20,7 +20,8 @@
 #include "workers/replica.h"
 
 /* The probe: three short parts on every core at once, as a run would do them. */
-static const struct test_def check_probe_test = {"check", "node_probe", true, false, false, false};
+static const struct test_def check_probe_test = {
+    .name = "check", .title = "node_probe", .has_replica = true};
 #define CHECK_PROBE_FILE (64ull << 20)
 /* The same parameters at every scale. */
 #define CHECK_PROBE_AT(...)                                                                        \
@@ -33,10 +34,12 @@ static const struct test_def check_probe_test = {"check", "node_probe", true, fa
 /* clang-format off */
 static const struct part_def check_probe_parts[] = {
     /* 512 MiB of cached reads per core */
-    {"cached", "check", "seqread", "cached reads", CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
-    {"random", "check", "randread", "random 4 KiB reads",
+    {"cached", "check", "seqread", PLAN_TIER_NONE, "cached reads",
+     CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
+    {"random", "check", "randread", PLAN_TIER_NONE, "random 4 KiB reads",
      CHECK_PROBE_AT(10000, 4096, CHECK_PROBE_FILE, 0)},
-    {"create", "check", "manyfiles", "small-file creates", CHECK_PROBE_AT(300, 4096, 0, 0)},
+    {"create", "check", "manyfiles", PLAN_TIER_NONE, "small-file creates",
+     CHECK_PROBE_AT(300, 4096, 0, 0)},
 };
 /* clang-format on */
 #define CHECK_PROBE_NPARTS (sizeof(check_probe_parts) / sizeof(check_probe_parts[0]))

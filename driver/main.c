@@ -20,6 +20,7 @@
 #include "driver/health.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
+#include "driver/listcmd.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
 #include "driver/output.h"
@@ -59,11 +60,11 @@ static int main_write_out(struct cmdenv *e)
  * A failure of `run` once --out is known to be writable: the summary is still written, with
  * the error and no results, so that a collector sees why this node has none.
  */
-static int main_run_fail(struct cmdenv *e, enum outcome out, const char *why)
+static int main_run_fail(struct cmdenv *e, enum outcome out, enum reason reason, const char *why)
 {
 	if (out == OUTCOME_USAGE)
 		return cmdenv_fail(e, out, why);
-	note_error(&e->res, "%s", why);
+	note_error(&e->res, reason, "%s", why);
 	e->res.outcome = out;
 	main_write_out(e);
 	return cmdenv_finish(e, out);
@@ -162,12 +163,12 @@ static int main_run(struct cmdenv *e)
 				       : OUTCOME_PRECONDITION,
 				   why);
 	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_SETUP_FAILED, why);
 	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_SETUP_FAILED, why);
 	if (!main_run_clock(e))
 		return main_run_fail(
-		    e, OUTCOME_PRECONDITION,
+		    e, OUTCOME_PRECONDITION, REASON_NTP_REQUIRED,
 		    "the clock is not NTP-synchronized and --require-ntp was given");
 	e->res.seed = r->seed;
 	if (o->dry_run) {
@@ -175,7 +176,7 @@ static int main_run(struct cmdenv *e)
 		return cmdenv_finish(e, OUTCOME_OK);
 	}
 	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_NO_SPACE, why);
 
 	memset(&env, 0, sizeof(env));
 	if (o->detach) {
@@ -197,13 +198,14 @@ static int main_run(struct cmdenv *e)
 	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
-		note_error(&e->res, "interrupted by %s",
+		note_error(&e->res, REASON_INTERRUPTED, "interrupted by %s",
 			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* From here on a second signal waits for the summary (no temporary file is left). */
 	stop_hold(true);
 	out = main_report(e, out);
 	if (o->detach)
-		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL);
+		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL,
+			e->res.nerrors ? e->res.error_reasons[0] : REASON_NONE);
 	return cmdenv_finish(e, out);
 }
 
@@ -249,7 +251,7 @@ static int main_clean(struct cmdenv *e)
 
 static int main_list(struct cmdenv *e)
 {
-	int rc = views_list((enum scale)e->o.scale, (enum format)e->o.format, stdout);
+	int rc = listcmd_print((enum scale)e->o.scale, (enum format)e->o.format, stdout);
 
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }

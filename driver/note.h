@@ -11,9 +11,9 @@
 #include "driver/result.h"
 #include "workers/bench.h"
 
-/* Record an error line in res (and log it). */
-void note_error(struct node_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Record an error line in res with its reason (and log it). */
+void note_error(struct node_result *res, enum reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Record a warning line in res (and log it). */
 void note_warning(struct node_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

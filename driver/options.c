@@ -14,8 +14,6 @@
 #include "util/cpulist.h"
 #include "util/size.h"
 
-#define OPT_COUNT options_table_count
-
 static const char *const command_names[CMD_COUNT] = {
     [CMD_NONE] = "",	     [CMD_RUN] = "run",	  [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
     [CMD_LIST] = "list",     [CMD_INFO] = "info", [CMD_CHECK] = "check",     [CMD_CLOCK] = "clock",
@@ -70,7 +68,7 @@ static const char *options_choice_at(size_t field, uint64_t index, char (*names)
 {
 	if (index >= n)
 		return "?";
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		if (options_table[i].field == field)
 			return options_choice_word(options_table[i].choices, index, names[index],
 						   sizeof(names[index]));
@@ -108,6 +106,7 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 
 	switch (d->type) {
 	case OPT_UINT:
+	case OPT_COUNT:
 		/* 2^64 - 1 is no double: printed with %.0f it would end in ...616. */
 		if (d->choices)
 			snprintf(buf, len, "%s or a whole number from %.0f to %.0f", d->choices,
@@ -170,12 +169,13 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 		*(bool *)(base + d->field) = true;
 		break;
 	case OPT_UINT:
+	case OPT_COUNT:
 	case OPT_SIZE:
 		if (d->type == OPT_UINT && d->choices && strcmp(arg, d->choices) == 0) {
 			*(uint64_t *)(base + d->field) = OPTIONS_AUTO;
 			break;
 		}
-		rc = d->type == OPT_UINT ? size_parse_uint(arg, &u) : size_parse(arg, &u);
+		rc = d->type == OPT_SIZE ? size_parse(arg, &u) : size_parse_uint(arg, &u);
 		if (options_number_bad(d, rc, (double)u, origin, arg, form, why, whylen))
 			return -EINVAL;
 		*(uint64_t *)(base + d->field) = u;
@@ -230,7 +230,7 @@ done:
 
 static const struct opt_def *options_find(const char *name, size_t len)
 {
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		if (strlen(options_table[i].name) == len &&
 		    strncmp(options_table[i].name, name, len) == 0)
 			return &options_table[i];
@@ -241,7 +241,7 @@ static const struct opt_def *options_find(const char *name, size_t len)
 static int options_defaults(struct options *o, char *why, size_t whylen)
 {
 	memset(o, 0, sizeof(*o));
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
 		char origin[64];
 
@@ -258,7 +258,7 @@ static int options_defaults(struct options *o, char *why, size_t whylen)
 
 static int options_environment(struct options *o, char *why, size_t whylen)
 {
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
 		char origin[96];
 		const char *v;

@@ -86,6 +86,13 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 /* Print the usage of a command (CMD_NONE: the general usage) generated from the table. */
 void options_help(enum command cmd, FILE *f);
 
+/*
+ * The numeric options of cmd (count, integer, size or seconds) as a JSON array of {"option",
+ * "type", "min", "max", "scope"}: the catalogue's "options".
+ */
+struct json;
+void options_ranges_json(struct json *j, enum command cmd);
+
 /* Print the bash completion script of stagebench, generated from the table and catalogue. */
 void options_completion(FILE *f);
 

@@ -14,6 +14,7 @@
 enum opt_type {
 	OPT_FLAG,    /* no argument: sets a bool */
 	OPT_UINT,    /* unsigned decimal in [min, max], or the word in choices (OPTIONS_AUTO) */
+	OPT_COUNT,   /* an OPT_UINT that counts things (threads, repetitions, chunks, passes) */
 	OPT_SIZE,    /* size with unit in [min, max] */
 	OPT_SECONDS, /* seconds, fractions allowed, in [min, max] */
 	OPT_STRING,  /* any non-empty text */
@@ -35,6 +36,13 @@ enum opt_type {
 #define C_ALL	(C_RUN | C_PREP | C_CLEAN | C_LIST | C_INFO | C_CHECK | C_CLOCK | C_STAT | C_STOP)
 #define C_DIR	(C_RUN | C_PREP | C_CLEAN | C_INFO | C_CHECK)
 
+/*
+ * What a run may name with an option that changes the plan's parameters: any number of parts
+ * (0, every other option), one part (--count), one test (--file-size). The catalogue's
+ * "scope" of the option, and the plan's check.
+ */
+enum opt_scope { OPT_SCOPE_RUN = 0, OPT_SCOPE_PART, OPT_SCOPE_TEST };
+
 #define FIELD(f) offsetof(struct options, f)
 #define NOSET	 ((size_t)-1)
 
@@ -50,6 +58,7 @@ struct opt_def {
 	size_t set;	     /* a bool that records that the option was given, or NOSET */
 	unsigned cmds;
 	const char *help;
+	enum opt_scope scope; /* OPT_SCOPE_RUN unless said */
 };
 
 extern const struct opt_def options_table[];

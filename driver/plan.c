@@ -22,17 +22,28 @@
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
 
-/* clang-format off */
 const struct test_def plan_tests[] = {
-    {"1a", "read_from_cnode_cache", true, true, false, true},
-    {"1b", "mmap_file_in", true, true, false, true},
-    {"2", "read_from_ioserver_cache", true, true, false, true},
-    {"3", "read_from_disk", true, false, true, true},
-    {"4", "write_many_files", false, false, false, true},
+    {.name = "1a",
+     .title = "read_from_cnode_cache",
+     .has_replica = true,
+     .recreate = true,
+     .in_all = true},
+    {.name = "1b", .title = "mmap_file_in", .has_replica = true, .recreate = true, .in_all = true},
+    {.name = "2",
+     .title = "read_from_ioserver_cache",
+     .has_replica = true,
+     .recreate = true,
+     .in_all = true},
+    {.name = "3",
+     .title = "read_from_disk",
+     .has_replica = true,
+     .needs_prepare = true,
+     .in_all = true,
+     .server_drop = true},
+    {.name = "4", .title = "write_many_files", .in_all = true},
     /* Not of the spec: the driver alone, to measure its overhead and test it. */
-    {"null", "driver_overhead", false, false, false, false},
+    {.name = "null", .title = "driver_overhead"},
 };
-/* clang-format on */
 const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 
 /* {count, chunk, file, passes} at spec, small and tiny scale. */
@@ -40,31 +51,44 @@ const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 #define RANDREAD_WHAT "N random aligned reads of M"
 #define MANYFILES_WHAT "write N new files of M"
 const struct part_def plan_parts[] = {
-    {"1a", "1a", "seqread", "read the whole replica PASSES times",
+    {"1a", "1a", "seqread", PLAN_TIER_NODE_CACHE, "read the whole replica PASSES times",
      {{0, 0, 150 * MiB, 64},   {0, 0, 150 * MiB, 32},    {0, 0, 4 * MiB, 4}}},
-    {"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
+    {"1b", "1b", "mmaptouch", PLAN_TIER_NODE_CACHE,
+     "mmap the replica and touch every page, PASSES times",
      {{0, 0, 750 * MiB, 16},   {0, 0, 750 * MiB, 8},     {0, 0, 8 * MiB, 2}}},
-    {"2a", "2", "randread", RANDREAD_WHAT,
+    {"2a", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
-    {"2b", "2", "randread", RANDREAD_WHAT,
+    {"2b", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{150, 1 * MiB, 4 * GiB, 0},   {150, 1 * MiB, 1 * GiB, 0},   {8, 1 * MiB, 8 * MiB, 0}}},
-    {"2c", "2", "randread", RANDREAD_WHAT,
+    {"2c", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{1, 128 * MiB, 4 * GiB, 0},   {1, 128 * MiB, 1 * GiB, 0},   {1, 4 * MiB, 8 * MiB, 0}}},
-    {"3a", "3", "randread", RANDREAD_WHAT,
+    {"3a", "3", "randread", PLAN_TIER_SERVER_DISK, RANDREAD_WHAT,
      {{80, 1 * MiB, 512 * GiB, 0},  {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-    {"3b", "3", "randread", RANDREAD_WHAT,
+    {"3b", "3", "randread", PLAN_TIER_SERVER_DISK, RANDREAD_WHAT,
      {{1, 96 * MiB, 512 * GiB, 0},  {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-    {"4a", "4", "manyfiles", MANYFILES_WHAT,
+    {"4a", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{1200, 4 * KiB, 0, 0},        {1200, 4 * KiB, 0, 0},        {50, 4 * KiB, 0, 0}}},
-    {"4b", "4", "manyfiles", MANYFILES_WHAT,
+    {"4b", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{60, 1 * MiB, 0, 0},          {60, 1 * MiB, 0, 0},          {4, 1 * MiB, 0, 0}}},
-    {"4c", "4", "manyfiles", MANYFILES_WHAT,
+    {"4c", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{1, 64 * MiB, 0, 0},          {1, 64 * MiB, 0, 0},          {1, 4 * MiB, 0, 0}}},
-    {"null", "null", "null", "N operations that do no I/O (driver overhead)",
+    {"null", "null", "null", PLAN_TIER_NONE, "N operations that do no I/O (driver overhead)",
      {{100000, 0, 0, 0},            {100000, 0, 0, 0},            {1000, 0, 0, 0}}},
 };
 /* clang-format on */
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
+
+const char *plan_tier_name(enum plan_tier tier)
+{
+	static const char *const names[PLAN_TIER_COUNT] = {
+	    [PLAN_TIER_NONE] = NULL,
+	    [PLAN_TIER_NODE_CACHE] = "node_cache",
+	    [PLAN_TIER_SERVER_CACHE] = "server_cache",
+	    [PLAN_TIER_SERVER_DISK] = "server_disk",
+	};
+
+	return (unsigned)tier < PLAN_TIER_COUNT ? names[tier] : NULL;
+}
 
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
 {

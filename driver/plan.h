@@ -20,11 +20,21 @@ struct part_params {
 	uint64_t passes; /* passes over the replica (1a, 1b); 0 where it does not apply */
 };
 
+/* The tier of the storage that the spec says should serve a part (the catalogue's "tier"). */
+enum plan_tier {
+	PLAN_TIER_NONE = 0,	/* none said (test 4, null): null */
+	PLAN_TIER_NODE_CACHE,	/* "node_cache": the compute node's page cache (1a, 1b) */
+	PLAN_TIER_SERVER_CACHE, /* "server_cache": the I/O server's cache (2) */
+	PLAN_TIER_SERVER_DISK,	/* "server_disk": the I/O server's disk (3) */
+	PLAN_TIER_COUNT
+};
+
 struct part_def {
-	const char *name; /* "2a" */
-	const char *test; /* "2" */
-	const char *kind; /* the worker kind: "randread" */
-	const char *what; /* one line for `list` */
+	const char *name;    /* "2a" */
+	const char *test;    /* "2" */
+	const char *kind;    /* the worker kind: "randread" */
+	enum plan_tier tier; /* where the spec expects it to be served from */
+	const char *what;    /* one line for `list` */
 	struct part_params scale[SCALE_COUNT];
 };
 
@@ -35,6 +45,7 @@ struct test_def {
 	bool recreate;	    /* its replica is deleted and recreated between repetitions */
 	bool needs_prepare; /* at spec scale the replica must exist already (test 3) */
 	bool in_all;	    /* part of `run all` (the spec's tests; not the null test) */
+	bool server_drop;   /* a site's drop of the server's cache applies before its parts (3) */
 };
 
 #define PLAN_MAX_PARTS	  16
@@ -127,6 +138,9 @@ void plan_names(bool in_all, char *buf, size_t len);
  */
 void plan_join_tests(bool (*pick)(const struct test_def *t), char *buf, size_t len);
 void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t len);
+
+/* "node_cache", "server_cache", "server_disk"; NULL for PLAN_TIER_NONE (JSON null). */
+const char *plan_tier_name(enum plan_tier tier);
 
 /* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
 void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);

@@ -35,6 +35,7 @@ static enum outcome prepare_probe(const struct prepare_req *rq, struct replica_i
 			 rq->dir, pt->replica,
 			 info->ours ? "of the wrong size" : "not a stagebench replica",
 			 (unsigned long long)info->size);
+		out->reason = REASON_REPLICA_INVALID;
 		return OUTCOME_PRECONDITION;
 	}
 	if (rc && rc != -ENOENT) {
@@ -44,6 +45,8 @@ static enum outcome prepare_probe(const struct prepare_req *rq, struct replica_i
 			     ? "not a regular file (a symbolic link, a directory, a FIFO...): "
 			       "refusing to use or replace it"
 			     : strerror(-rc));
+		out->reason =
+		    rc == -EINVAL || rc == -EISDIR ? REASON_REPLICA_INVALID : REASON_IO_ERROR;
 		return OUTCOME_PRECONDITION;
 	}
 	return OUTCOME_OK;
@@ -88,6 +91,7 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 			return OUTCOME_FAILED;
 		note_worker_error(&err, line, sizeof(line));
 		snprintf(out->error, sizeof(out->error), "preparing replica: %.570s", line);
+		out->reason = reason_of_worker(&err, true);
 		return OUTCOME_FAILED;
 	}
 	out->done = exists ? PREPARE_RECREATED : PREPARE_CREATED;
@@ -174,6 +178,7 @@ static enum outcome prepare_recreate(const struct prepare_req *rq, uint64_t gen0
 	if (rc && rc != -ENOENT) {
 		snprintf(out->error, sizeof(out->error), "cannot remove replica '%s/%s': %s",
 			 rq->dir, pt->replica, strerror(-rc));
+		out->reason = REASON_IO_ERROR;
 		o = OUTCOME_FAILED;
 	} else {
 		o = prepare_create(rq, true, out);
@@ -206,6 +211,7 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 			 "replica '%s/%s' (%s) is missing: run 'stagebench prepare %s' first",
 			 rq->dir, pt->replica, size_format(pt->file, sz, sizeof(sz)),
 			 pt->def->name);
+		out->reason = REASON_REPLICA_MISSING;
 		return OUTCOME_PRECONDITION;
 	}
 	if (exists)

@@ -58,6 +58,8 @@ void summary_text_clock(const struct node_result *res, FILE *f);
 void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len);
 /* A part's sizes at its scale: "count", "chunk_bytes", "file_bytes", "passes". */
 void summary_json_params(struct json *j, const struct part_params *p);
+/* What a part of this kind counts: "counted" ("bytes read") and "rate_unit" ("B/s"). */
+void summary_json_unit(struct json *j, const struct bench_ops *ops);
 /* The "buffer" object of the node summary and of info. */
 void summary_json_buffer(struct json *j, const struct bufplace *bp);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The views of the commands other than a run's summary: `list` (the catalogue), `info`,
- * `check`, the dry run of `run` and `prepare`. Text for people, JSON (and CSV for list) for tools.
+ * The views of the commands other than a run's summary and `list`: `info`, `check`, the dry
+ * run of `run` and `prepare`. Text for people, JSON (and CSV for check) for tools.
  */
 #ifndef STAGEBENCH_VIEWS_H
 #define STAGEBENCH_VIEWS_H
@@ -15,9 +15,6 @@
 #include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/result.h"
-
-/* The catalogue at scale ("stagebench.catalogue/1" in JSON). 0, or -EIO when writing failed. */
-int views_list(enum scale scale, enum format format, FILE *f);
 
 /*
  * The node: topology (allowed_cpus as a list), thread plan, clock, and with a --dir (rep not

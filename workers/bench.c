@@ -10,6 +10,26 @@
 
 #include "workers/bench.h"
 
+/* The one name table of enum bench_unit: what is counted, and the unit of its rate. */
+static const struct {
+	const char *counted, *rate;
+} bench_units[BENCH_UNIT_COUNT] = {
+    [BENCH_UNIT_OPS] = {"operations", "ops/s"},
+    [BENCH_UNIT_BYTES_READ] = {"bytes read", "B/s"},
+    [BENCH_UNIT_BYTES_WRITTEN] = {"bytes written", "B/s"},
+    [BENCH_UNIT_PAGES] = {"pages touched", "pages/s"},
+};
+
+const char *bench_unit_counted(enum bench_unit unit)
+{
+	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].counted : "?";
+}
+
+const char *bench_unit_rate(enum bench_unit unit)
+{
+	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].rate : "?";
+}
+
 /*
  * A caller may pass errno or -errno; 0 would make an error look like success to the driver,
  * so it becomes EIO.

@@ -112,10 +112,24 @@ enum bench_cap {
 	    1u << 3, /* verifies each read of xfer bytes: xfer must be whole blocks */
 };
 
+/*
+ * What a kind's rate counts, declared on its ops: the "counted" and "rate_unit" of the catalogue
+ * and of the node summary's parts (bench_unit_counted, bench_unit_rate). 0, the default of a
+ * kind that does not say, is operations.
+ */
+enum bench_unit {
+	BENCH_UNIT_OPS = 0,	  /* "operations", "ops/s" */
+	BENCH_UNIT_BYTES_READ,	  /* "bytes read", "B/s" */
+	BENCH_UNIT_BYTES_WRITTEN, /* "bytes written", "B/s" */
+	BENCH_UNIT_PAGES,	  /* "pages touched", "pages/s" */
+	BENCH_UNIT_COUNT
+};
+
 struct bench_ops {
-	const char *name; /* the kind's name: "seqread" */
-	const char *what; /* one line for `list` */
-	unsigned caps;	  /* enum bench_cap flags */
+	const char *name;     /* the kind's name: "seqread" */
+	const char *what;     /* one line for `list` */
+	unsigned caps;	      /* enum bench_cap flags */
+	enum bench_unit unit; /* what its rate counts */
 	/*
 	 * In the thread, after it is pinned and before the ready barrier: open files, set up
 	 * private state. Must not do timed work. NULL: nothing to do. 0 or -errno (c->err set).
@@ -195,6 +209,10 @@ static inline bool bench_stopping(struct bench_ctx *c)
 	c->stopped = true;
 	return true;
 }
+
+/* What unit counts ("bytes read") and its rate's unit ("B/s"); "?" beyond the table. */
+const char *bench_unit_counted(enum bench_unit unit);
+const char *bench_unit_rate(enum bench_unit unit);
 
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);

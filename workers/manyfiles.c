@@ -218,6 +218,7 @@ static void manyfiles_teardown(struct bench_ctx *c)
 const struct bench_ops bench_manyfiles = {
     .name = "manyfiles",
     .caps = BENCH_WRITES_FILES,
+    .unit = BENCH_UNIT_BYTES_WRITTEN,
     .what = "create count new files of chunk bytes, written in xfer pieces (4)",
     .setup = manyfiles_setup,
     .run = manyfiles_run,

@@ -21,12 +21,12 @@ class Stagebench(CMakePackage):
 
     version("0.1.0")
 
-    variant("man", default=True, description="Build and install the man pages (help2man)")
+    variant("man", default=True, description="Build and install the man pages (go-md2man)")
 
     depends_on("c", type="build")
     depends_on("cmake@3.18:", type="build")
     depends_on("pkgconfig", type="build")
-    depends_on("help2man", type="build", when="+man")
+    depends_on("go-md2man", type="build", when="+man")
     depends_on("hwloc@2:")
     # The cluster tools: their interpreter is the shebang of the commands, and the build asks
     # it where its packages go; matplotlib (for stagebench-collect --plot) is optional.

@@ -248,14 +248,15 @@ class EndToEnd(ct.TempDirCase):
         the part is armed once more with the lead raised by the arm round's duration, and
         both nodes run it."""
         slow = self.path("slow-stagebench")
-        # The first arming sleeps until 1 s past the start it was given, whatever lead the
+        # The first arming sleeps until 0.5 s past the start it was given, whatever lead the
         # launcher chose from its info round (a loaded machine makes that round, and so the
-        # lead, longer); arming again (--force) does not sleep.
+        # lead, longer); arming again (--force) does not sleep. The arm round's limit must
+        # leave room for that half second past the lead.
         with open(slow, "w") as f:
             f.write('#!%s\nimport os, sys, time\n'
                     'a = sys.argv[1:]\n'
                     'if "--detach" in a and "--force" not in a:\n'
-                    '    time.sleep(max(0.0, float(a[a.index("--start-at") + 1]) + 1 - time.time()))\n'
+                    '    time.sleep(max(0.0, float(a[a.index("--start-at") + 1]) + 0.5 - time.time()))\n'
                     'os.execv(%r, [%r] + a)\n' % (sys.executable, ct.BINARY, ct.BINARY))
         os.chmod(slow, 0o755)
         nodes = ["nodeA", "nodeB"]

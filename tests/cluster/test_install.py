@@ -125,6 +125,9 @@ class Install(ct.TempDirCase):
         prefix = _install(self, build)
         files = _files_under(prefix)
         expected = ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]
+        # every page the build made: one per command, the formats (5) and the rules (7)
+        pages = [f for f in os.listdir(os.path.join(build, "man")) if re.search(r"\.[157]$", f)]
+        expected += ["share/man/man%s/%s" % (f[-1], f) for f in pages]
         expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]
         expected += ["share/doc/stagebench/" + f for f in ("LICENSE", "README.md") + EXAMPLES]
         expected += ["share/bash-completion/completions/stagebench"]
@@ -145,14 +148,17 @@ class Install(ct.TempDirCase):
         for c in ("stagebench",) + COMMANDS:
             with open(os.path.join(prefix, "share/man/man1/%s.1" % c)) as f:
                 text = f.read()
-            self.assertRegex(text, r'\.TH %s "1"' % re.escape(c.upper()))
-            self.assertIn("\\-\\-version", text)
-            self.assertIn(".SH \"SEE ALSO\"", text)
+            self.assertRegex(text, r'\.TH %s 1 ' % re.escape(c.upper()))
+            for section in ("SYNOPSIS", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
+                self.assertIn("\n.SH %s\n" % section, text)
+            self.assertIn("\\fB--version\\fP", text)
             if c == "stagebench":
-                # every command's own --help, in a section of its own
-                for cmd in ("run", "prepare", "clean", "list", "info", "check"):
-                    self.assertIn('.SS "stagebench %s"\n.nf\nusage: stagebench %s ' % (cmd, cmd),
-                                  text)
+                # a COMMANDS section, every command with its own page
+                self.assertIn("\n.SH COMMANDS\n", text)
+                for cmd in ("run", "prepare", "clean", "list", "info", "check", "clock",
+                            "status", "stop"):
+                    self.assertIn("\\fBstagebench-%s\\fP(1)" % cmd, text)
+                    self.assertIn("share/man/man1/stagebench-%s.1" % cmd, files)
         # the examples name the installed commands, and the crontab line has no bare % (cron
         # would cut the command there)
         docdir = os.path.join(prefix, "share/doc/stagebench")

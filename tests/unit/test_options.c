@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "driver/options.h"
+#include "util/json.h"
 
 #define MAXARGS 16
 
@@ -188,6 +189,50 @@ static void test_choice_names(void)
 	CHECK_STR(options_scale_name(SCALE_COUNT), "?");
 }
 
+/*
+ * The catalogue's "options": every numeric option of run with its kind of number, range and
+ * scope, in the table's order; the overrides of one part or one test say so.
+ */
+static void test_ranges(void)
+{
+	static const char *const want[] = {
+	    "{\"option\":\"--threads\",\"type\":\"count\",\"min\":1,\"max\":4096,"
+	    "\"scope\":\"run\"}",
+	    "\"option\":\"--start-in\",\"type\":\"seconds\",\"min\":0,\"max\":86400,",
+	    "\"option\":\"--interval\",\"type\":\"seconds\",\"min\":0.001,",
+	    "\"option\":\"--repeat\",\"type\":\"count\"",
+	    "\"option\":\"--xfer\",\"type\":\"size\",\"min\":4096,\"max\":1073741824,",
+	    "\"option\":\"--seed\",\"type\":\"integer\",\"min\":0,"
+	    "\"max\":18446744073709551615,\"scope\":\"run\"}",
+	    "\"option\":\"--count\",\"type\":\"count\",\"min\":1,\"max\":1000000000000,"
+	    "\"scope\":\"part\"}",
+	    "\"option\":\"--chunk\",\"type\":\"size\",\"min\":1,\"max\":1099511627776,"
+	    "\"scope\":\"part\"}",
+	    "\"option\":\"--file-size\",\"type\":\"size\",\"min\":4096,"
+	    "\"max\":1125899906842624,\"scope\":\"test\"}",
+	    "\"option\":\"--passes\",\"type\":\"count\",\"min\":1,\"max\":1000000000,"
+	    "\"scope\":\"part\"}",
+	    NULL};
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	struct json j;
+
+	json_init(&j, f, false);
+	options_ranges_json(&j, CMD_RUN);
+	CHECK(json_finish(&j) == 0);
+	fclose(f);
+	const char *at = doc;
+	for (size_t i = 0; want[i]; i++) {
+		const char *k = strstr(at, want[i]);
+		CHECK_MSG(k != NULL, "'%s' missing or out of order in %s", want[i], doc);
+		at = k ? k + strlen(want[i]) : at;
+	}
+	/* No option that is not a number of run: --wait is stop's, --dir a path. */
+	CHECK(strstr(doc, "--wait") == NULL && strstr(doc, "--dir") == NULL);
+	free(doc);
+}
+
 int main(void)
 {
 	unsetenv("STAGEBENCH_DIR");
@@ -198,5 +243,6 @@ int main(void)
 	test_environment();
 	test_help();
 	test_choice_names();
+	test_ranges();
 	return check_done();
 }

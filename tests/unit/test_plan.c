@@ -243,12 +243,65 @@ static void test_names_and_rules(void)
 		    sizeof(why)) == 0);
 }
 
+/*
+ * The tier the spec expects to serve each of its parts (SPEC.txt B.1-B.5: 1a and 1b the
+ * node's cache, 2 the server's cache, 3 its disk, 4 none), looked up by name: a part that is
+ * not the spec's is not judged here. A test's server drop goes with parts served from the
+ * server's disk.
+ */
+static void test_tiers(void)
+{
+	static const struct {
+		const char *part, *tier;
+	} spec[] = {
+	    {"1a", "node_cache"},   {"1b", "node_cache"},   {"2a", "server_cache"},
+	    {"2b", "server_cache"}, {"2c", "server_cache"}, {"3a", "server_disk"},
+	    {"3b", "server_disk"},  {"4a", NULL},	    {"4b", NULL},
+	    {"4c", NULL},
+	};
+	size_t judged = 0;
+
+	for (size_t i = 0; i < plan_nparts; i++) {
+		const struct part_def *d = &plan_parts[i];
+		const char *got = plan_tier_name(d->tier);
+
+		for (size_t k = 0; k < sizeof(spec) / sizeof(spec[0]); k++) {
+			if (strcmp(spec[k].part, d->name) != 0)
+				continue;
+			judged++;
+			CHECK_MSG(got == spec[k].tier ||
+				      (got && spec[k].tier && strcmp(got, spec[k].tier) == 0),
+				  "part %s: tier %s, the spec says %s", d->name, got ? got : "null",
+				  spec[k].tier ? spec[k].tier : "null");
+		}
+	}
+	CHECK_U64(judged, sizeof(spec) / sizeof(spec[0]));
+	for (size_t t = 0; t < plan_ntests; t++) {
+		bool disk = false;
+		for (size_t i = 0; i < plan_nparts; i++)
+			disk = disk || (strcmp(plan_parts[i].test, plan_tests[t].name) == 0 &&
+					plan_parts[i].tier == PLAN_TIER_SERVER_DISK);
+		CHECK_MSG(plan_tests[t].server_drop == disk, "test %s: server_drop %d",
+			  plan_tests[t].name, plan_tests[t].server_drop);
+	}
+	CHECK(plan_tier_name(PLAN_TIER_NONE) == NULL);
+	CHECK_STR(plan_tier_name(PLAN_TIER_NODE_CACHE), "node_cache");
+	CHECK_STR(plan_tier_name(PLAN_TIER_SERVER_CACHE), "server_cache");
+	CHECK_STR(plan_tier_name(PLAN_TIER_SERVER_DISK), "server_disk");
+	CHECK(plan_tier_name(PLAN_TIER_COUNT) == NULL);
+}
+
 /* A test outside the catalogue whose kind is not registered is refused when planned. */
 static void test_unknown_kind(void)
 {
-	static const struct test_def t = {"x", "x_test", false, false, false, false};
+	static const struct test_def t = {.name = "x", .title = "x_test"};
 	static const struct part_def parts[] = {
-	    {"xa", "x", "nosuchkind", "nothing", {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
+	    {"xa",
+	     "x",
+	     "nosuchkind",
+	     PLAN_TIER_NONE,
+	     "nothing",
+	     {{1, 0, 0, 0}, {1, 0, 0, 0}, {1, 0, 0, 0}}},
 	};
 	char why[512] = "";
 	struct plan p;
@@ -264,5 +317,6 @@ int main(void)
 	test_catalogue();
 	test_names_and_rules();
 	test_unknown_kind();
+	test_tiers();
 	return check_done();
 }

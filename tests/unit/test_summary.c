@@ -70,6 +70,10 @@ static void test_summary_build(void)
 	snprintf(threads[1][1].err.path, sizeof(threads[1][1].err.path), "/stage/x/r");
 	res.tests[0].status = PART_FAILED;
 	res.outcome = OUTCOME_FAILED;
+	res.parts[1].reason = REASON_IO_ERROR;
+	snprintf(res.parts[1].error, sizeof(res.parts[1].error),
+		 "thread 1: read '/stage/x/r': Input/output error");
+	res.error_reasons[res.nerrors] = REASON_IO_ERROR;
 	res.errors[res.nerrors++] = strdup("2b thread 1: read '/stage/x/r': Input/output error");
 }
 
@@ -114,45 +118,54 @@ static bool test_summary_says(int which, const char *want)
 
 static void test_summary_json(void)
 {
-	static const char *const keys[] = {"\"schema\": \"stagebench.node/2\"",
-					   "\"node\": \"n01\"",
-					   "\"host\": \"host01\"",
-					   "\"dir\": \"/stage/x\"",
-					   "\"fs\": {",
-					   "\"clock\": {",
-					   "\"clocksource\": \"tsc\"",
-					   "\"run\": {",
-					   "\"command\": \"run\"",
-					   "\"tests\": [",
-					   "\"2a\"",
-					   "\"2b\"",
-					   "\"scale\": \"tiny\"",
-					   "\"seed\": 42",
-					   "\"threads\": [",
-					   "\"tests\": [",
-					   "\"test\": \"2\"",
-					   "\"title\": \"read_from_ioserver_cache\"",
-					   "\"result_s\": 1.5",
-					   "\"status\": \"failed\"",
-					   "\"parts\": [",
-					   "\"part\": \"2a\"",
-					   "\"kind\": \"randread\"",
-					   "\"count\": 200",
-					   "\"bytes\": 1048576",
-					   "\"bandwidth_Bps\": 2097152",
-					   "\"latency_hist\": {",
-					   "\"cache_residency\": null",
-					   "\"status\": \"ok\"",
-					   "\"per_thread\": [",
-					   "\"part\": \"2b\"",
-					   "\"status\": \"failed\"",
-					   "\"error\": \"read '/stage/x/r': Input/output error\"",
-					   "\"status\": \"failed\"",
-					   "\"exit_code\": 1",
-					   "\"errors\": [",
-					   "\"2b thread 1: read",
-					   "\"warnings\": []",
-					   NULL};
+	static const char *const keys[] = {
+	    "\"schema\": \"stagebench.node/2\"",
+	    "\"node\": \"n01\"",
+	    "\"host\": \"host01\"",
+	    "\"dir\": \"/stage/x\"",
+	    "\"fs\": {",
+	    "\"clock\": {",
+	    "\"clocksource\": \"tsc\"",
+	    "\"run\": {",
+	    "\"command\": \"run\"",
+	    "\"tests\": [",
+	    "\"2a\"",
+	    "\"2b\"",
+	    "\"scale\": \"tiny\"",
+	    "\"seed\": 42",
+	    "\"threads\": [",
+	    "\"tests\": [",
+	    "\"test\": \"2\"",
+	    "\"title\": \"read_from_ioserver_cache\"",
+	    "\"result_s\": 1.5",
+	    "\"status\": \"failed\"",
+	    "\"parts\": [",
+	    "\"part\": \"2a\"",
+	    "\"kind\": \"randread\"",
+	    "\"counted\": \"bytes read\"",
+	    "\"rate_unit\": \"B/s\"",
+	    "\"count\": 200",
+	    "\"bytes\": 1048576",
+	    "\"bandwidth_Bps\": 2097152",
+	    "\"latency_hist\": {",
+	    "\"cache_residency\": null",
+	    "\"status\": \"ok\"",
+	    "\"error\": null,\n          \"reason\": null",
+	    "\"per_thread\": [",
+	    "\"error\": null,\n              \"reason\": null",
+	    "\"part\": \"2b\"",
+	    "\"status\": \"failed\"",
+	    "\"error\": \"thread 1: read '/stage/x/r': Input/output "
+	    "error\",\n          \"reason\": \"io_error\"",
+	    "\"error\": \"read '/stage/x/r': Input/output error\",\n "
+	    "             \"reason\": \"io_error\"",
+	    "\"status\": \"failed\"",
+	    "\"exit_code\": 1",
+	    "\"errors\": [",
+	    "\"2b thread 1: read",
+	    "\"error_reasons\": [\n    \"io_error\"\n  ]",
+	    "\"warnings\": []",
+	    NULL};
 	char *doc = test_summary_capture(0);
 
 	test_summary_in_order(doc, keys);

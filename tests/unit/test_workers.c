@@ -169,6 +169,40 @@ static void test_registry(void)
 	CHECK(bench_find(NULL) == NULL);
 }
 
+/*
+ * What each kind's rate counts agrees with what it does: files written are bytes written, a
+ * mapped replica is pages touched, a read replica bytes read, no I/O operations.
+ */
+static void test_units(void)
+{
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
+		unsigned caps = ops->caps;
+		enum bench_unit want = caps & BENCH_WRITES_FILES    ? BENCH_UNIT_BYTES_WRITTEN
+				       : caps & BENCH_MAPS_REPLICA  ? BENCH_UNIT_PAGES
+				       : caps & BENCH_READS_REPLICA ? BENCH_UNIT_BYTES_READ
+								    : BENCH_UNIT_OPS;
+		CHECK_MSG(ops->unit == want, "kind %s: unit %d, its caps say %d", ops->name,
+			  (int)ops->unit, (int)want);
+	}
+	static const struct {
+		enum bench_unit unit;
+		const char *counted, *rate;
+	} names[] = {
+	    {BENCH_UNIT_OPS, "operations", "ops/s"},
+	    {BENCH_UNIT_BYTES_READ, "bytes read", "B/s"},
+	    {BENCH_UNIT_BYTES_WRITTEN, "bytes written", "B/s"},
+	    {BENCH_UNIT_PAGES, "pages touched", "pages/s"},
+	};
+	CHECK_U64(sizeof(names) / sizeof(names[0]), BENCH_UNIT_COUNT);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CHECK_STR(bench_unit_counted(names[i].unit), names[i].counted);
+		CHECK_STR(bench_unit_rate(names[i].unit), names[i].rate);
+	}
+	CHECK_STR(bench_unit_counted(BENCH_UNIT_COUNT), "?");
+	CHECK_STR(bench_unit_rate(BENCH_UNIT_COUNT), "?");
+}
+
 static void test_fail(void)
 {
 	struct bench_ctx c;
@@ -775,6 +809,7 @@ int main(void)
 	make_replica("tiny", TINY_BYTES, gen_tiny);
 
 	test_registry();
+	test_units();
 	test_fail();
 	test_counts();
 	test_randread_offsets();
