@@ -23,6 +23,7 @@ from .launchplan import DryRun, Plan
 from .manifest import Manifest
 from .nodes import nodeset_fold
 from .rounds import START_MISSED, Rounds, err_line, parse_infos
+from .summaries import error_reasons
 
 CLOCK_LINES = 10  # nodes named one a line for a clock out of tolerance; the rest folded
 SERVER_DROP_TIMEOUT = 3600  # --server-drop's command: a server's cache of a big disk can take long
@@ -106,7 +107,6 @@ class Launcher:
         node answered, or --require-sync found a clock out of tolerance."""
         plan, rounds = self.plan, self.rounds
         self.info_phase()
-        self.manifest.doc["nodes"] = [rounds.name_of(n) for n in plan.nodes]
         self.core_warnings()
         self.group_servers()
         usable = rounds.live(plan.nodes)
@@ -149,14 +149,13 @@ class Launcher:
                 rnd["failed"][ident] = {"status": "failed", "rc": None,
                                         "error": "info printed no stagebench info"}
         self.manifest.add_round(rnd)
-        self.manifest.doc["info_s"] = round(dt, 3)
         self.check_names()
         files.write_json_atomic(os.path.join(plan.rundir, common.INFO),
                                 {rounds.name_of(n): i for n, i in infos.items()})
         self.infos = infos
         self.launch_s = dt
         plan.lead.from_info(dt)
-        self.manifest.doc["launch"]["info_s"] = round(dt, 3)
+        self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt)
         return rnd
 
     def check_names(self):
@@ -213,7 +212,7 @@ class Launcher:
         for n in plan.nodes:
             by.setdefault(servers[n], []).append(n)
         self.server_nodes = by
-        self.manifest.doc["servers"] = {self.rounds.name_of(n): s for n, s in servers.items()}
+        self.manifest.servers((self.rounds.name_of(n), s) for n, s in servers.items())
 
     def clock_phase(self, which):
         """Measure the clock offset of every node still in the run ("start": before the first
@@ -304,8 +303,8 @@ class Launcher:
                     break
                 if plan.prepared_in(test, rep):
                     unprepared_of[test] = self.prepare_phase(test, rep, preparers)
-                    self.manifest.doc["preparers"] = {s: rounds.name_of(n)
-                                                      for s, n in preparers.items()}
+                    self.manifest.preparers((s, rounds.name_of(n))
+                                            for s, n in preparers.items())
                     for s, why in unprepared_of[test].items():
                         common.say("warning: %s rep %d: server %s: %s" % (test, rep, s, why))
                 unprepared = unprepared_of.get(test, {})
@@ -440,6 +439,11 @@ class Launcher:
             rnd["duration_s"] = round(dt, 3)
             fail = self.rounds.record_failures(rnd, res, "--timeout %g s after the start"
                                                % self.plan.timeout, summaries=arrived)
+            for n, f in fail.items():
+                # a node whose outcome gave no reason (a run round): its summary's
+                if "reason" not in f and n in arrived and START_MISSED in error_reasons(
+                        os.path.join(self.plan.rundir, n + suffix)):
+                    f["reason"] = START_MISSED
             lost = [n for n, f in fail.items() if f.get("reason") == START_MISSED]
             ahead = self.clock_ahead(lost, fail)
             missed.update(n for n in lost if n not in ahead)
@@ -452,7 +456,7 @@ class Launcher:
         """Of the nodes that missed a start, those whose clock, measured ahead of this host by
         more than --max-offset, explains it: a clock problem, said so, which a longer lead
         would not cure. Their failure records get cause "clock ahead" and the offset."""
-        start = self.manifest.doc["clock"].get("start") or {}
+        start = self.manifest.start_offsets()
         ahead = []
         for n in missed:
             e = start.get(n)

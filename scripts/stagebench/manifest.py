@@ -76,6 +76,28 @@ class Manifest:
         """A round's record (kind, what, nodes, duration, failed...), kept in its order."""
         self.doc["rounds"].append(rnd)
 
+    def info_round(self, names, info_s):
+        """After the info round: the nodes by the names they report, what the round took."""
+        self.doc["nodes"] = list(names)
+        self.doc["info_s"] = round(info_s, 3)
+        self.doc["launch"]["info_s"] = round(info_s, 3)
+
+    def arm_round(self, arm_s):
+        """What an arm round took."""
+        self.doc["launch"]["arm_s"].append(round(arm_s, 3))
+
+    def servers(self, server_of):
+        """{node name: its /stage server}."""
+        self.doc["servers"] = dict(server_of)
+
+    def preparers(self, preparer_of):
+        """{server: the node name that prepared its replicas}."""
+        self.doc["preparers"] = dict(preparer_of)
+
+    def start_offsets(self):
+        """{node name: its offset entry} measured before the first part."""
+        return self.doc["clock"].get("start") or {}
+
     def warn(self, text):
         """A warning of the launcher: said now, and kept for the report."""
         common.say("warning: %s" % text)

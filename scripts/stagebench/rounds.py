@@ -347,7 +347,7 @@ class Rounds:
                                    max(plan.lead.s, 10.0), honour_stop=False)
             for r in rnds:
                 r["arm_s"] = round(arm_dt, 3)
-            self.manifest.doc["launch"]["arm_s"].append(round(arm_dt, 3))
+            self.manifest.arm_round(arm_dt)
             late = time.time() > start_at
             if plan.lead.cover(arm_dt, late):
                 common.say("%sarm round of %s took %.2f s: lead now %.1f s" % (

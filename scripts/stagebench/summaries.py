@@ -714,6 +714,25 @@ def _opt_num(v):
     return v if math.isfinite(v) else None
 
 
+def error_reasons(path):
+    """The machine reasons of the errors a summary records (its error_reasons, and each test's
+    and part's reason), through the door; an empty set when it cannot be read. The launcher
+    reads why a node failed from them, never from the words."""
+    try:
+        s = load_json(path, strict=False)
+    except (OSError, Bad):
+        return set()
+    if not isinstance(s, dict):
+        return set()
+    found = [r for r in s.get("error_reasons") or [] if isinstance(r, str)]
+    for t in s.get("tests") if isinstance(s.get("tests"), list) else []:
+        if isinstance(t, dict):
+            found.append(t.get("reason"))
+            parts = t.get("parts") if isinstance(t.get("parts"), list) else []
+            found += [p.get("reason") for p in parts if isinstance(p, dict)]
+    return {r for r in found if isinstance(r, str)}
+
+
 def read_chunk(items):
     """read_summary of each (path, repetition offset) of items: a worker's chunk."""
     return [read_summary(path, off) for path, off in items]

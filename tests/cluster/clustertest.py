@@ -62,6 +62,19 @@ def setup_from_argv():
         atexit.register(os.unlink, f.name)
 
 
+def catalogue_json():
+    """The build's catalogue (stagebench list --format json), as the tests read it: the tests
+    they run and expect come from it, not from a list of their own."""
+    with open(os.environ["STAGEBENCH_CATALOGUE"]) as f:
+        return json.load(f)
+
+
+def parts_of(tests):
+    """The parts of tests, in the catalogue's order."""
+    by = dict((t["test"], t["parts"]) for t in catalogue_json()["tests"])
+    return [p for t in tests for p in by[t]]
+
+
 def script(name):
     return os.path.join(SCRIPTS, name)
 
