@@ -112,8 +112,10 @@ def _text_parts(w, report):
 def _text_rates(w, report):
     """What the rates counted; the pages touched of a page rate, and the first passes."""
     touched = catalogue.load().parts_where("rate_unit", "pages/s")
-    w("rate: what was counted per second of the part's cluster time: bytes read or written%s"
-      % ("; %s: pages touched" % ", ".join(touched) if touched else ""))
+    ops = [p.part for p in report.parts if p.rate.unit == "ops/s"]
+    w("rate: what was counted per second of the part's cluster time: bytes read or written%s%s"
+      % ("; %s: pages touched" % ", ".join(touched) if touched else "",
+         "; %s: operations" % ", ".join(sorted(set(ops))) if ops else ""))
     for p in report.parts:
         r = p.rate
         if r.unit != "pages/s":

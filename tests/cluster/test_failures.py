@@ -239,6 +239,13 @@ class Launcher(ct.TempDirCase):
             (["-w", "n[1-2]", "-x", "n[1-2]", "--results", r, "1a"], "every node is excluded"),
             (["-w", "n1", "--results", r, "--local-stagebench", ct.BINARY, "--xfer", "1Q",
               "1a"], "--xfer '1Q' is malformed"),
+            # the catalogue's ranges and scopes, with no stagebench here to ask
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--repeat", "0", "1a"],
+             "--repeat '0' is out of range: expected a whole number from 1 to 10000"),
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--passes", "x", "1a"],
+             "--passes 'x' is malformed"),
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--file-size", "8M",
+              "1a", "2"], "--file-size overrides one test's replica: name a single test"),
         ]
         for args, text in cases:
             with self.subTest(args=args):
