@@ -25,9 +25,10 @@ import argparse
 import sys
 
 from . import catalogue
-from . import common as L
-from . import procs as P
-from .launcher import MIN_LEAD_S, RUN_FLAGS, Launcher
+from . import common
+from . import procs
+from .launcher import Launcher
+from .launchplan import MIN_LEAD_S, RUN_FLAGS
 
 EPILOG = """\
 examples:
@@ -185,12 +186,12 @@ def main():
     lau = Launcher(args)
     try:
         return lau.main()
-    except L.UsageError as e:
-        L.say("error: %s" % e)
-        return L.EXIT_USAGE
+    except common.UsageError as e:
+        common.say("error: %s" % e)
+        return common.EXIT_USAGE
     finally:
         if lau.manifest is not None:
             try:
-                P.stop_descendants(grace=2.0)
+                procs.stop_descendants(grace=2.0)
             except Exception:
                 pass

@@ -71,6 +71,7 @@ class Install(ct.TempDirCase):
         package = found[0]
         self.assertEqual(os.path.basename(package), "stagebench")
         self.assertTrue(os.path.exists(os.path.join(package, "engines.py")))
+        self.assertTrue(os.path.exists(os.path.join(package, "remote.sh")))
         with open(os.path.join(package, "catalogue.json")) as f:
             version = json.load(f)["version"]
         env = ct.env()
@@ -117,10 +118,13 @@ class Install(ct.TempDirCase):
             self.assertTrue(os.access(os.path.join(prefix, f), os.X_OK), f)
         package = [f for f in files if f.endswith("/stagebench/catalogue.json")]
         self.assertEqual(len(package), 1, files)
-        # nothing else: no module in bin/, no bytecode anywhere
+        # nothing else: no module in bin/, no bytecode anywhere; the script the launcher
+        # sends to the nodes beside the modules
         rest = set(files) - set(expected)
+        self.assertIn(os.path.dirname(package[0]) + "/remote.sh", rest)
         self.assertTrue(all(f.startswith(os.path.dirname(package[0]) + "/") and
-                            f.endswith((".py", ".json")) for f in rest), sorted(rest))
+                            f.endswith((".py", ".json", "/remote.sh")) for f in rest),
+                        sorted(rest))
         # the man pages: one per command, named after it, with its options
         for c in ("stagebench",) + COMMANDS:
             with open(os.path.join(prefix, "share/man/man1/%s.1" % c)) as f:
