@@ -61,7 +61,7 @@ def build_parser():
         description="Nightly stagebench validation: locked, dated, collected against a "
                     "baseline, pruned, logged.",
         usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...",
-        epilog=EPILOG.format(cron=os.path.join(F.bindir(), "stagebench-cron")))
+        epilog=EPILOG.format(cron=os.path.join(files.bindir(), "stagebench-cron")))
     ap.add_argument("--results", required=True, metavar="DIR",
                     help="where the dated runs, the log and the lock live")
     ap.add_argument("--keep", type=int, default=14, metavar="K",
