@@ -300,6 +300,16 @@ static int arm_daemon_stdio(struct arm *a)
 	return 0;
 }
 
+void arm_identify(struct arm *a, const char *summary, const char *node, const char *run_tag)
+{
+	a->st.pid = (long)getpid();
+	arm_proc_start_time(a->st.pid, &a->st.start_time);
+	snprintf(a->st.node, sizeof(a->st.node), "%s", node);
+	snprintf(a->st.run_tag, sizeof(a->st.run_tag), "%s", run_tag);
+	arm_absolute(summary, a->st.summary, sizeof(a->st.summary));
+	snprintf(a->st.log, sizeof(a->st.log), "%s/" ARM_LOG, a->dir);
+}
+
 int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
 	       double interval, unsigned long parts)
 {
@@ -332,19 +342,14 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 		arm_tell(a, msg);
 		_exit(3);
 	}
-	a->st.pid = (long)getpid();
-	arm_proc_start_time(a->st.pid, &a->st.start_time);
+	arm_identify(a, summary, node, run_tag);
 	char msg[32];
 	snprintf(msg, sizeof(msg), "pid %ld\n", a->st.pid);
 	ssize_t n = write(a->tell_fd, msg, strlen(msg));
 	(void)n;
 	snprintf(a->st.status, sizeof(a->st.status), "starting");
-	snprintf(a->st.node, sizeof(a->st.node), "%s", node);
-	snprintf(a->st.run_tag, sizeof(a->st.run_tag), "%s", run_tag);
 	a->st.interval = interval;
 	a->st.parts = parts;
-	arm_absolute(summary, a->st.summary, sizeof(a->st.summary));
-	snprintf(a->st.log, sizeof(a->st.log), "%s/" ARM_LOG, a->dir);
 	arm_write_state(a);
 	return -1;
 }

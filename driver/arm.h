@@ -59,6 +59,13 @@ struct arm {
 int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t whylen);
 
 /*
+ * The state's process and run: this process (its pid and start time), node, run tag, the
+ * summary's path and the log's. arm_detach calls it in the detached process; a run that ends
+ * before it detaches calls it before arm_end, so that its failed state names it.
+ */
+void arm_identify(struct arm *a, const char *summary, const char *node, const char *run_tag);
+
+/*
  * Detach: fork a process in a new session, its stdio to STATE_DIR/log and /dev/null, that
  * returns from here and carries on with the run. The foreground process waits until that
  * process says it is armed (prints one line: pid and state file, returns exit status 0) or

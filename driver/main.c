@@ -58,7 +58,8 @@ static int main_write_out(struct cmdenv *e)
 
 /*
  * A failure of `run` once --out is known to be writable: the summary is still written, with
- * the error and no results, so that a collector sees why this node has none.
+ * the error and no results, so that a collector sees why this node has none; an armed run
+ * (--detach) also leaves its state file, failed with the error and its reason, for `status`.
  */
 static int main_run_fail(struct cmdenv *e, enum outcome out, enum reason reason, const char *why)
 {
@@ -67,6 +68,11 @@ static int main_run_fail(struct cmdenv *e, enum outcome out, enum reason reason,
 	note_error(&e->res, reason, "%s", why);
 	e->res.outcome = out;
 	main_write_out(e);
+	if (e->o.detach && !e->o.dry_run) {
+		arm_identify(&e->arm, e->o.out, e->res.node, e->res.run_tag);
+		e->arm.st.start_at = e->res.start_at;
+		arm_end(&e->arm, out, why, reason);
+	}
 	return cmdenv_finish(e, out);
 }
 
@@ -138,7 +144,7 @@ static int main_run(struct cmdenv *e)
 	const struct options *o = &e->o;
 	const struct plan_run *r = &e->plan.run;
 	struct run_env env;
-	char why[1024];
+	char why[1024], missed[256];
 	enum outcome out;
 	double now = clock_wall();
 
@@ -148,8 +154,10 @@ static int main_run(struct cmdenv *e)
 		return cmdenv_fail(e, OUTCOME_USAGE, why);
 	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
-	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
-		return cmdenv_fail(e, out, why);
+	/* A start refused outright is bad usage; a missed one is recorded once --out is known. */
+	enum outcome start = main_start(e, now, missed, sizeof(missed));
+	if (start == OUTCOME_USAGE)
+		return cmdenv_fail(e, start, missed);
 	/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out. */
 	int rc = o->detach && !o->dry_run
 		     ? arm_open(&e->arm, o->detach, &e->o.out, why, sizeof(why))
@@ -162,6 +170,8 @@ static int main_run(struct cmdenv *e)
 				       ? OUTCOME_USAGE
 				       : OUTCOME_PRECONDITION,
 				   why);
+	if (start != OUTCOME_OK)
+		return main_run_fail(e, start, REASON_START_MISSED, missed);
 	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, REASON_SETUP_FAILED, why);
 	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
