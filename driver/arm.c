@@ -175,7 +175,7 @@ static void arm_write_state(struct arm *a)
 
 	a->st.updated_at = clock_wall();
 	stop_hold(true);
-	snprintf(tmp, sizeof(tmp), ARM_STATE ".tmp.%ld", (long)getpid());
+	names_state_temp(tmp, sizeof(tmp), (long)getpid());
 	fd = openat(a->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		rc = -errno;
@@ -189,6 +189,8 @@ static void arm_write_state(struct arm *a)
 		"updated_at %.6f\nsummary %s\nlog %s\n",
 		s->pid, s->start_time, s->status, s->node, s->run_tag, s->start_at, s->interval,
 		s->parts, s->exit_code, s->updated_at, s->summary, s->log);
+	if (s->error[0])
+		fprintf(f, "error %s\nreason %s\n", s->error, s->reason);
 	if (fclose(f) != 0)
 		rc = -errno;
 	if (!rc && renameat(a->dirfd, tmp, a->dirfd, ARM_STATE) != 0)
@@ -298,6 +300,16 @@ static int arm_daemon_stdio(struct arm *a)
 	return 0;
 }
 
+void arm_identify(struct arm *a, const char *summary, const char *node, const char *run_tag)
+{
+	a->st.pid = (long)getpid();
+	arm_proc_start_time(a->st.pid, &a->st.start_time);
+	snprintf(a->st.node, sizeof(a->st.node), "%s", node);
+	snprintf(a->st.run_tag, sizeof(a->st.run_tag), "%s", run_tag);
+	arm_absolute(summary, a->st.summary, sizeof(a->st.summary));
+	snprintf(a->st.log, sizeof(a->st.log), "%s/" ARM_LOG, a->dir);
+}
+
 int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
 	       double interval, unsigned long parts)
 {
@@ -330,19 +342,14 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 		arm_tell(a, msg);
 		_exit(3);
 	}
-	a->st.pid = (long)getpid();
-	arm_proc_start_time(a->st.pid, &a->st.start_time);
+	arm_identify(a, summary, node, run_tag);
 	char msg[32];
 	snprintf(msg, sizeof(msg), "pid %ld\n", a->st.pid);
 	ssize_t n = write(a->tell_fd, msg, strlen(msg));
 	(void)n;
 	snprintf(a->st.status, sizeof(a->st.status), "starting");
-	snprintf(a->st.node, sizeof(a->st.node), "%s", node);
-	snprintf(a->st.run_tag, sizeof(a->st.run_tag), "%s", run_tag);
 	a->st.interval = interval;
 	a->st.parts = parts;
-	arm_absolute(summary, a->st.summary, sizeof(a->st.summary));
-	snprintf(a->st.log, sizeof(a->st.log), "%s/" ARM_LOG, a->dir);
 	arm_write_state(a);
 	return -1;
 }
@@ -363,11 +370,19 @@ void arm_ready(void *arg, double start_at)
 	arm_write_state(a);
 }
 
-void arm_end(struct arm *a, enum outcome out, const char *first_error)
+void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reason reason)
 {
 	char msg[ARM_MSG_MAX];
 
 	a->st.exit_code = outcome_exit_code(out);
+	if (first_error) {
+		/* One line in the state file, whatever the error quotes (a path). */
+		snprintf(a->st.error, sizeof(a->st.error), "%s", first_error);
+		for (char *c = a->st.error; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		snprintf(a->st.reason, sizeof(a->st.reason), "%s", reason_token(reason));
+	}
 	snprintf(a->st.status, sizeof(a->st.status), "%s",
 		 out >= OUTCOME_INTERRUPTED_INT ? "interrupted"
 		 : out == OUTCOME_OK		? "done"

@@ -13,10 +13,14 @@
 #include <sys/types.h>
 
 #include "driver/outcome.h"
+#include "driver/reason.h"
 
-#define ARM_STATE "state"
-#define ARM_LOG	  "log"
-#define ARM_OUT	  "summary.json"
+#include "util/names.h"
+
+/* The files of STATE_DIR, named by util/names.h. */
+#define ARM_STATE NAMES_STATE
+#define ARM_LOG	  NAMES_LOG
+#define ARM_OUT	  NAMES_SUMMARY
 
 /* What STATE_DIR/state says: one "key value" line per field. */
 struct arm_state {
@@ -32,6 +36,9 @@ struct arm_state {
 	double updated_at;
 	char summary[PATH_MAX];
 	char log[PATH_MAX];
+	/* The run's first error once it ended with one (one line), and its reason; "" none. */
+	char error[1024];
+	char reason[32];
 };
 
 /* The armed run's side: the state directory, the pipe to the foreground, the state. */
@@ -52,6 +59,13 @@ struct arm {
 int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t whylen);
 
 /*
+ * The state's process and run: this process (its pid and start time), node, run tag, the
+ * summary's path and the log's. arm_detach calls it in the detached process; a run that ends
+ * before it detaches calls it before arm_end, so that its failed state names it.
+ */
+void arm_identify(struct arm *a, const char *summary, const char *node, const char *run_tag);
+
+/*
  * Detach: fork a process in a new session, its stdio to STATE_DIR/log and /dev/null, that
  * returns from here and carries on with the run. The foreground process waits until that
  * process says it is armed (prints one line: pid and state file, returns exit status 0) or
@@ -69,8 +83,11 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
  */
 void arm_ready(void *a, double start_at);
 
-/* The run has ended with its summary written: the final state, the foreground told if waiting. */
-void arm_end(struct arm *a, enum outcome out, const char *first_error);
+/*
+ * The run has ended with its summary written: the final state (with its first error and that
+ * error's reason, if any), the foreground told if waiting.
+ */
+void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reason reason);
 
 /* Field 22 of /proc/PID/stat: the start time, in clock ticks after boot. 0 or -errno. */
 int arm_proc_start_time(long pid, unsigned long long *ticks);

@@ -48,6 +48,10 @@ static void armctl_field(struct arm_state *st, const char *key, const char *v)
 		snprintf(st->summary, sizeof(st->summary), "%s", v);
 	else if (strcmp(key, "log") == 0)
 		snprintf(st->log, sizeof(st->log), "%s", v);
+	else if (strcmp(key, "error") == 0)
+		snprintf(st->error, sizeof(st->error), "%s", v);
+	else if (strcmp(key, "reason") == 0)
+		snprintf(st->reason, sizeof(st->reason), "%s", v);
 }
 
 static int armctl_parse(int dirfd, struct arm_state *st)
@@ -185,6 +189,8 @@ static void armctl_print(const struct arm_state *st, bool alive, const char *why
 		json_kv_double(&j, "updated_at", st->updated_at);
 		json_kv_string(&j, "summary", st->summary);
 		json_kv_string(&j, "log", st->log);
+		json_kv_string(&j, "error", st->error[0] ? st->error : NULL);
+		json_kv_string(&j, "reason", st->reason[0] ? st->reason : NULL);
 		json_object_end(&j);
 		json_finish(&j);
 		fputc('\n', f);
@@ -216,7 +222,7 @@ enum outcome armctl_status(const struct options *o)
 	}
 	close(dirfd);
 	bool alive = armctl_is_ours(&st, why, sizeof(why));
-	armctl_print(&st, alive, why, (enum format)o->format, stdout);
+	armctl_print(&st, alive, why, o->format, stdout);
 	return fflush(stdout) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
 }
 

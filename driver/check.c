@@ -23,33 +23,11 @@
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
+#include "platform/ours.h"
 #include "util/log.h"
+#include "util/names.h"
 #include "util/size.h"
 #include "util/stats.h"
-#include "workers/replica.h"
-
-const char *check_level_name(enum check_level level)
-{
-	static const char *const names[] = {"ok", "warn", "fail"};
-
-	return names[level];
-}
-
-void check_add(struct check_report *r, enum check_level level, const char *area, const char *name,
-	       const char *fmt, ...)
-{
-	va_list ap;
-
-	if (r->n >= CHECK_MAX)
-		return;
-	struct check_finding *f = &r->f[r->n++];
-	f->level = level;
-	f->area = area;
-	snprintf(f->name, sizeof(f->name), "%s", name);
-	va_start(ap, fmt);
-	vsnprintf(f->message, sizeof(f->message), fmt, ap);
-	va_end(ap);
-}
 
 static void check_read_line(const char *path, char *buf, size_t len)
 {
@@ -63,35 +41,37 @@ static void check_read_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
-static void check_clock(struct check_report *r, const struct node_result *res)
+static void check_clock(struct findings *r, const struct node_result *res)
 {
 	char avail[256];
 
 	if (!res->ntp_ok)
-		check_add(r, CHECK_WARN, "clock", "ntp", "ntp_adjtime failed: NTP state unknown");
+		findings_add(r, FINDING_WARN, "clock", "ntp",
+			     "ntp_adjtime failed: NTP state unknown");
 	else if (res->ntp.synchronized)
-		check_add(r, CHECK_OK, "clock", "ntp",
-			  "synchronized (estimated error %ld us, maximum error %ld us)",
-			  res->ntp.esterror_us, res->ntp.maxerror_us);
+		findings_add(r, FINDING_OK, "clock", "ntp",
+			     "synchronized (estimated error %ld us, maximum error %ld us)",
+			     res->ntp.esterror_us, res->ntp.maxerror_us);
 	else
-		check_add(
-		    r, CHECK_WARN, "clock", "ntp",
+		findings_add(
+		    r, FINDING_WARN, "clock", "ntp",
 		    "NOT synchronized (maximum error %ld us): start instants across nodes may "
 		    "disagree; the spec requires NTP on every node",
 		    res->ntp.maxerror_us);
 	check_read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource", avail,
 			sizeof(avail));
 	if (strcmp(res->ntp.clocksource, "tsc") == 0)
-		check_add(r, CHECK_OK, "clock", "clocksource", "tsc");
+		findings_add(r, FINDING_OK, "clock", "clocksource", "tsc");
 	else
-		check_add(r, CHECK_WARN, "clock", "clocksource",
-			  "%s, not tsc (available: %s): clock reads may be slow or coarse, often "
-			  "because the kernel found the TSC unstable",
-			  res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown",
-			  avail[0] ? avail : "unknown");
+		findings_add(
+		    r, FINDING_WARN, "clock", "clocksource",
+		    "%s, not tsc (available: %s): clock reads may be slow or coarse, often "
+		    "because the kernel found the TSC unstable",
+		    res->ntp.clocksource[0] ? res->ntp.clocksource : "unknown",
+		    avail[0] ? avail : "unknown");
 }
 
-static void check_cpus(struct check_report *r, struct topo *topo, const struct node_result *res)
+static void check_cpus(struct findings *r, struct topo *topo, const struct node_result *res)
 {
 	const struct topo_plan *tp = &res->tplan;
 	unsigned allowed[OPTIONS_MAX_CPUS];
@@ -101,20 +81,22 @@ static void check_cpus(struct check_report *r, struct topo *topo, const struct n
 	unsigned smt = 1;
 
 	cpulist_format(allowed, n > 0 ? (size_t)n : 0, list, sizeof(list));
-	check_add(r, CHECK_OK, "cpu", "binding",
-		  "%zu cores allowed (CPUs %s, %zu of the machine's %zu PUs)%s", tp->allowed_cores,
-		  list, tp->allowed_pus, tp->machine_pus,
-		  tp->restricted ? "; restricted by the launcher (taskset, Slurm or a cgroup)"
-				 : "");
+	findings_add(r, FINDING_OK, "cpu", "binding",
+		     "%zu cores allowed (CPUs %s, %zu of the machine's %zu PUs)%s",
+		     tp->allowed_cores, list, tp->allowed_pus, tp->machine_pus,
+		     tp->restricted ? "; restricted by the launcher (taskset, Slurm or a cgroup)"
+				    : "");
 	for (size_t i = 0; i < tp->nslots; i++)
 		smt = tp->slots[i].smt > smt ? tp->slots[i].smt : smt;
 	if (smt > 1)
-		check_add(r, CHECK_OK, "cpu", "smt",
-			  "cores have up to %u allowed PUs (SMT siblings); one thread per core, on "
-			  "its first allowed PU",
-			  smt);
+		findings_add(
+		    r, FINDING_OK, "cpu", "smt",
+		    "cores have up to %u allowed PUs (SMT siblings); one thread per core, on "
+		    "its first allowed PU",
+		    smt);
 	else
-		check_add(r, CHECK_OK, "cpu", "smt", "one allowed PU per core (no SMT siblings)");
+		findings_add(r, FINDING_OK, "cpu", "smt",
+			     "one allowed PU per core (no SMT siblings)");
 
 	for (int i = 0; i < n; i++) {
 		char path[128];
@@ -133,27 +115,28 @@ static void check_cpus(struct check_report *r, struct topo *topo, const struct n
 		}
 	}
 	if (!readable)
-		check_add(r, CHECK_OK, "cpu", "governor",
-			  "not exposed (no cpufreq in sysfs: a virtual machine or a fixed clock)");
+		findings_add(
+		    r, FINDING_OK, "cpu", "governor",
+		    "not exposed (no cpufreq in sysfs: a virtual machine or a fixed clock)");
 	else if (!odd[0])
-		check_add(r, CHECK_OK, "cpu", "governor", "performance on every allowed CPU");
+		findings_add(r, FINDING_OK, "cpu", "governor", "performance on every allowed CPU");
 	else
-		check_add(r, CHECK_WARN, "cpu", "governor",
-			  "not performance: %s; the clock of a core may drop during a run", odd);
+		findings_add(r, FINDING_WARN, "cpu", "governor",
+			     "not performance: %s; the clock of a core may drop during a run", odd);
 }
 
 /* Where the I/O buffer sits, and whether the calibration could choose it. */
-static void check_buffer(struct check_report *r, const struct options *o, struct node_result *res)
+static void check_buffer(struct findings *r, const struct options *o, struct node_result *res)
 {
 	char line[256];
 
 	run_buffer_place(o->buffer_offset, o->xfer, res);
 	summary_buffer_line(&res->bufplace, line, sizeof(line));
-	check_add(r, res->bufplace.calibrated || res->bufplace.fixed ? CHECK_OK : CHECK_WARN,
-		  "buffer", "placement", "%s", line);
+	findings_add(r, res->bufplace.calibrated || res->bufplace.fixed ? FINDING_OK : FINDING_WARN,
+		     "buffer", "placement", "%s", line);
 }
 
-static void check_fs(struct check_report *r, const struct options *o, int dirfd,
+static void check_fs(struct findings *r, const struct options *o, int dirfd,
 		     const struct node_result *res)
 {
 	char a[32], b[32], name[64];
@@ -162,38 +145,38 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 	uint64_t bytes = 0, inodes = 0;
 
 	if (!res->fs_ok) {
-		check_add(r, CHECK_FAIL, "fs", "type", "cannot tell the filesystem of %s",
-			  res->dir);
+		findings_add(r, FINDING_FAIL, "fs", "type", "cannot tell the filesystem of %s",
+			     res->dir);
 		return;
 	}
-	check_add(r, CHECK_OK, "fs", "type", "%s on %s, mounted on %s (%s)", res->fs.type,
-		  res->fs.source, res->fs.mountpoint, res->fs.options);
+	findings_add(r, FINDING_OK, "fs", "type", "%s on %s, mounted on %s (%s)", res->fs.type,
+		     res->fs.source, res->fs.mountpoint, res->fs.options);
 	/* The replicas that a full run at this scale would create, test 3's included. */
-	if (plan_build_full((enum scale)o->scale, &plan, why, sizeof(why)) == 0)
+	if (plan_build_full(o->scale, &plan, why, sizeof(why)) == 0)
 		inventory_needs(&plan, dirfd, res->tplan.nslots, &bytes, &inodes);
-	enum check_level level = res->fs.bytes_free < bytes ? CHECK_FAIL : CHECK_OK;
-	check_add(r, level, "fs", "space", "%s free; a full run at %s scale still needs %s",
-		  size_format(res->fs.bytes_free, a, sizeof(a)),
-		  options_scale_name((enum scale)o->scale), size_format(bytes, b, sizeof(b)));
+	enum finding_level level = res->fs.bytes_free < bytes ? FINDING_FAIL : FINDING_OK;
+	findings_add(r, level, "fs", "space", "%s free; a full run at %s scale still needs %s",
+		     size_format(res->fs.bytes_free, a, sizeof(a)), enums_scale_name(o->scale),
+		     size_format(bytes, b, sizeof(b)));
 	if (!res->fs.inodes_total)
-		check_add(r, CHECK_OK, "fs", "inodes", "not counted by this filesystem");
+		findings_add(r, FINDING_OK, "fs", "inodes", "not counted by this filesystem");
 	else
-		check_add(r, res->fs.inodes_free < inodes ? CHECK_FAIL : CHECK_OK, "fs", "inodes",
-			  "%llu free; a full run needs %llu",
-			  (unsigned long long)res->fs.inodes_free, (unsigned long long)inodes);
+		findings_add(r, res->fs.inodes_free < inodes ? FINDING_FAIL : FINDING_OK, "fs",
+			     "inodes", "%llu free; a full run needs %llu",
+			     (unsigned long long)res->fs.inodes_free, (unsigned long long)inodes);
 
 	/* Writable, for real: create, write, flush and remove one file. */
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
-	snprintf(name, sizeof(name), "stagebench.check-write.%ld.%s", (long)getpid(), token);
+	names_write_probe(name, sizeof(name), (long)getpid(), token);
 	int fd = fs_create(dirfd, name, O_WRONLY);
 	if (fd < 0) {
-		check_add(r, CHECK_FAIL, "fs", "writable", "cannot create a file in %s: %s",
-			  res->dir, strerror(-fd));
+		findings_add(r, FINDING_FAIL, "fs", "writable", "cannot create a file in %s: %s",
+			     res->dir, strerror(-fd));
 		return;
 	}
 	char block[4096];
-	memset(block, 0x5a, sizeof(block));
+	memset(block, OURS_WRITE_BYTE, sizeof(block));
 	int err = 0;
 	if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
 		err = errno ? errno : EIO;
@@ -202,11 +185,11 @@ static void check_fs(struct check_report *r, const struct options *o, int dirfd,
 	close(fd);
 	unlinkat(dirfd, name, 0);
 	if (err)
-		check_add(r, CHECK_FAIL, "fs", "writable", "writing a file in %s failed: %s",
-			  res->dir, strerror(err));
+		findings_add(r, FINDING_FAIL, "fs", "writable", "writing a file in %s failed: %s",
+			     res->dir, strerror(err));
 	else
-		check_add(r, CHECK_OK, "fs", "writable",
-			  "a file was created, written, flushed and removed");
+		findings_add(r, FINDING_OK, "fs", "writable",
+			     "a file was created, written, flushed and removed");
 }
 
 static bool check_created_by_run(const struct test_def *t)
@@ -219,50 +202,51 @@ static bool check_needs_prepare(const struct test_def *t)
 	return t->needs_prepare;
 }
 
-static void check_replicas(struct check_report *r, int dirfd, const struct node_result *res)
+static void check_replicas(struct findings *r, int dirfd, const struct node_result *res)
 {
 	struct inventory *inv = malloc(sizeof(*inv));
 	char a[32], line[512];
 	double now = clock_wall();
 
 	if (!inv || inventory_take(dirfd, true, inv) != 0) {
-		check_add(r, CHECK_WARN, "replicas", "scan", "cannot list %s", res->dir);
+		findings_add(r, FINDING_WARN, "replicas", "scan", "cannot list %s", res->dir);
 		free(inv);
 		return;
 	}
 	for (size_t i = 0; i < inv->nreplicas; i++) {
 		const struct inventory_entry *e = &inv->replicas[i];
 		if (!e->ours) {
-			check_add(r, CHECK_WARN, "replicas", e->name,
-				  "%s, not a valid stagebench replica (damaged or foreign): a run "
-				  "refuses it; remove it by hand",
-				  size_format(e->size, a, sizeof(a)));
+			findings_add(
+			    r, FINDING_WARN, "replicas", e->name,
+			    "%s, not a valid stagebench replica (damaged or foreign): a run "
+			    "refuses it; remove it by hand",
+			    size_format(e->size, a, sizeof(a)));
 			continue;
 		}
 		char cached[64] = "this node's page cache unknown"; /* never 0% when unknown */
 		if (e->residency >= 0)
 			snprintf(cached, sizeof(cached), "%.0f%% in this node's page cache",
 				 e->residency * 100.0);
-		check_add(r, CHECK_OK, "replicas", e->name,
-			  "%s, generation %llu, created %.0f s ago, %s",
-			  size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
-			  now - e->mtime, cached);
+		findings_add(r, FINDING_OK, "replicas", e->name,
+			     "%s, generation %llu, created %.0f s ago, %s",
+			     size_format(e->size, a, sizeof(a)), (unsigned long long)e->generation,
+			     now - e->mtime, cached);
 	}
 	if (inv->replicas_not_listed)
-		check_add(r, CHECK_WARN, "replicas", "more",
-			  "%llu more files named like replicas, not checked one by one",
-			  (unsigned long long)inv->replicas_not_listed);
+		findings_add(r, FINDING_WARN, "replicas", "more",
+			     "%llu more files named like replicas, not checked one by one",
+			     (unsigned long long)inv->replicas_not_listed);
 	if (!inv->nreplicas) {
 		char by_run[64], by_prepare[64];
 		plan_join_tests(check_created_by_run, by_run, sizeof(by_run));
 		plan_join_tests(check_needs_prepare, by_prepare, sizeof(by_prepare));
-		check_add(r, CHECK_OK, "replicas", "none",
-			  "no replicas yet: run creates those of %s; 'prepare %s' that of %s",
-			  by_run, by_prepare, by_prepare);
+		findings_add(r, FINDING_OK, "replicas", "none",
+			     "no replicas yet: run creates those of %s; 'prepare %s' that of %s",
+			     by_run, by_prepare, by_prepare);
 	}
 	inventory_leftovers_line(inv, res->dir, now, line, sizeof(line));
 	if (line[0])
-		check_add(r, CHECK_WARN, "replicas", "leftovers", "%s", line);
+		findings_add(r, FINDING_WARN, "replicas", "leftovers", "%s", line);
 	free(inv);
 }
 
@@ -283,7 +267,7 @@ struct check_msg {
 	enum check_msg_kind kind;
 	enum outcome out;
 	char text[BENCH_PATH_MAX + 512];
-	struct check_finding f;
+	struct finding f;
 };
 
 struct check_child_ctx {
@@ -291,10 +275,11 @@ struct check_child_ctx {
 	struct topo *topo;
 	struct node_result *res;
 	const struct inventory_dir_hooks *dir;
-	struct check_report *parent_report; /* the parent's: freed in the child at its end */
-	int fd;				    /* the pipe to the parent */
-	size_t sent;			    /* findings of r already sent */
-	struct check_report r;
+	int deadline_s;			/* of the directory's part */
+	struct findings *parent_report; /* the parent's: freed in the child at its end */
+	int fd;				/* the pipe to the parent */
+	size_t sent;			/* findings of r already sent */
+	struct findings r;
 };
 
 /* Send what was found since the last call, then say what comes next (NULL: nothing). */
@@ -339,15 +324,15 @@ static int check_child_work(struct check_child_ctx *c, int fd)
 	check_replicas(&c->r, dirfd, c->res);
 	bool can_write = true;
 	for (size_t i = 0; i < c->r.n; i++) {
-		if (c->r.f[i].level == CHECK_FAIL && strcmp(c->r.f[i].area, "fs") == 0)
+		if (c->r.f[i].level == FINDING_FAIL && strcmp(c->r.f[i].area, "fs") == 0)
 			can_write = false;
 	}
 	check_child_say(c, CHECK_STAGE_PROBE);
 	if (can_write)
 		check_probe(&c->r, c->o, c->topo, dirfd, c->res);
 	else
-		check_add(&c->r, CHECK_FAIL, "probe", "run",
-			  "skipped: the directory cannot be written");
+		findings_add(&c->r, FINDING_FAIL, "probe", "run",
+			     "skipped: the directory cannot be written");
 	return check_child_say(c, NULL);
 }
 
@@ -364,11 +349,11 @@ static int check_child(void *arg, int fd)
 }
 
 /*
- * The directory's part of the check, from the child, within CHECK_DEADLINE_S: its findings
+ * The directory's part of the check, from the child, within c->deadline_s: its findings
  * into r; OUTCOME_OK, the child's outcome when the directory cannot be used (said in why),
  * or an interruption.
  */
-static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r, char *why,
+static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, char *why,
 			      size_t whylen)
 {
 	static struct check_msg m;
@@ -376,17 +361,17 @@ static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r,
 	char stage[128] = "starting";
 	enum outcome out = OUTCOME_OK;
 	bool opened = false;
-	int rc = bounded_start(&b, CHECK_DEADLINE_S, check_child, c);
+	int rc = bounded_start(&b, c->deadline_s, check_child, c);
 
 	if (rc) {
-		check_add(r, CHECK_FAIL, "fs", "check", "cannot start the check: %s",
-			  strerror(-rc));
+		findings_add(r, FINDING_FAIL, "fs", "check", "cannot start the check: %s",
+			     strerror(-rc));
 		return OUTCOME_OK;
 	}
 	while ((rc = bounded_read(&b, &m, sizeof(m), &stop_signal)) == 1) {
 		if (m.kind == CHECK_MSG_STAGE)
 			snprintf(stage, sizeof(stage), "%s", m.text);
-		else if (m.kind == CHECK_MSG_FINDING && r->n < CHECK_MAX)
+		else if (m.kind == CHECK_MSG_FINDING && r->n < FINDINGS_MAX)
 			r->f[r->n++] = m.f;
 		else if (m.kind == CHECK_MSG_DIR && m.out != OUTCOME_OK) {
 			snprintf(why, whylen, "%s", m.text);
@@ -414,34 +399,39 @@ static enum outcome check_dir(struct check_child_ctx *c, struct check_report *r,
 	/* A probe that runs too long is slow or stuck: either way the directory cannot hold a run.
 	 */
 	if (rc == -ETIMEDOUT && strcmp(stage, CHECK_STAGE_PROBE) == 0)
-		check_add(r, CHECK_FAIL, "probe", "run",
-			  "not finished after %d s: %s answers too slowly, or stopped answering, "
-			  "while the probe read and wrote in it",
-			  CHECK_DEADLINE_S, c->res->dir);
+		findings_add(
+		    r, FINDING_FAIL, "probe", "run",
+		    "not finished after %d s: %s answers too slowly, or stopped answering, "
+		    "while the probe read and wrote in it",
+		    c->deadline_s, c->res->dir);
 	else if (rc == -ETIMEDOUT)
-		check_add(r, CHECK_FAIL, "fs", "responding",
-			  "not responding after %d s (while %s): a call on %s never returned; "
-			  "the rest of the check was not done",
-			  CHECK_DEADLINE_S, stage, c->res->dir);
+		findings_add(r, FINDING_FAIL, "fs", "responding",
+			     "not responding after %d s (while %s): a call on %s never returned; "
+			     "the rest of the check was not done",
+			     c->deadline_s, stage, c->res->dir);
 	else if (rc < 0 || (out == OUTCOME_OK && (status != 0 || !opened)))
-		check_add(r, CHECK_FAIL, "fs", "check",
-			  "the check of %s ended early (while %s): %s", c->res->dir, stage,
-			  rc < 0 ? strerror(-rc) : "the process doing it failed");
+		findings_add(r, FINDING_FAIL, "fs", "check",
+			     "the check of %s ended early (while %s): %s", c->res->dir, stage,
+			     rc < 0 ? strerror(-rc) : "the process doing it failed");
 	return out;
 }
 
 enum outcome check_node(const struct options *o, struct topo *topo, struct node_result *res,
-			const struct inventory_dir_hooks *dir)
+			const struct inventory_dir_hooks *dir, int deadline_s)
 {
 	struct check_child_ctx *c = calloc(1, sizeof(*c));
-	struct check_report *r = calloc(1, sizeof(*r));
+	struct findings *r = calloc(1, sizeof(*r));
 	enum outcome out = OUTCOME_FAILED;
 	char why[BENCH_PATH_MAX + 512];
 
 	if (!r || !c)
 		goto out;
-	*c = (struct check_child_ctx){
-	    .o = o, .topo = topo, .res = res, .dir = dir, .parent_report = r};
+	*c = (struct check_child_ctx){.o = o,
+				      .topo = topo,
+				      .res = res,
+				      .dir = dir,
+				      .deadline_s = deadline_s,
+				      .parent_report = r};
 	snprintf(res->dir, sizeof(res->dir), "%s", o->dir ? o->dir : "");
 	check_clock(r, res);
 	check_cpus(r, topo, res);
@@ -459,14 +449,14 @@ enum outcome check_node(const struct options *o, struct topo *topo, struct node_
 	 * report (text, JSON or CSV) still says what was found, and the check fails (exit 1). */
 	if (out != OUTCOME_OK) {
 		log_err("%s", why);
-		check_add(r, CHECK_FAIL, "fs", "dir", "%s", why);
+		findings_add(r, FINDING_FAIL, "fs", "dir", "%s", why);
 		out = OUTCOME_OK;
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		if (r->f[i].level == CHECK_FAIL)
+		if (r->f[i].level == FINDING_FAIL)
 			out = OUTCOME_FAILED;
 	}
-	views_check(r, (enum format)o->format, res, out, stdout);
+	views_check(r, o->format, res, out, stdout);
 out:
 	free(r);
 	free(c);

@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,10 +16,12 @@
 #include "platform/fsinfo.h"
 #include "util/size.h"
 #include "util/stats.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "util/names.h"
 
 /* The probe: three short parts on every core at once, as a run would do them. */
-static const struct test_def check_probe_test = {"check", "node_probe", true, false, false, false};
+static const struct test_def check_probe_test = {
+    .name = "check", .title = "node_probe", .has_replica = true};
 #define CHECK_PROBE_FILE (64ull << 20)
 /* The same parameters at every scale. */
 #define CHECK_PROBE_AT(...)                                                                        \
@@ -33,10 +34,12 @@ static const struct test_def check_probe_test = {"check", "node_probe", true, fa
 /* clang-format off */
 static const struct part_def check_probe_parts[] = {
     /* 512 MiB of cached reads per core */
-    {"cached", "check", "seqread", "cached reads", CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
-    {"random", "check", "randread", "random 4 KiB reads",
+    {"cached", "check", "seqread", PLAN_TIER_NONE, "cached reads",
+     CHECK_PROBE_AT(0, 0, CHECK_PROBE_FILE, 8)},
+    {"random", "check", "randread", PLAN_TIER_NONE, "random 4 KiB reads",
      CHECK_PROBE_AT(10000, 4096, CHECK_PROBE_FILE, 0)},
-    {"create", "check", "manyfiles", "small-file creates", CHECK_PROBE_AT(300, 4096, 0, 0)},
+    {NAMES_PROBE_PART, "check", "manyfiles", PLAN_TIER_NONE, "small-file creates",
+     CHECK_PROBE_AT(300, 4096, 0, 0)},
 };
 /* clang-format on */
 #define CHECK_PROBE_NPARTS (sizeof(check_probe_parts) / sizeof(check_probe_parts[0]))
@@ -44,7 +47,7 @@ static const struct part_def check_probe_parts[] = {
 #define CHECK_PROBE_REPEAT 3
 
 /* The finding of one probe part: the slow cores, or the node's rate. */
-static void check_probe_say(struct check_report *r, const struct part_result *pr, const char *slow,
+static void check_probe_say(struct findings *r, const struct part_result *pr, const char *slow,
 			    double med, size_t nthreads)
 {
 	const char *what = pr->pp->def->what;
@@ -52,22 +55,22 @@ static void check_probe_say(struct check_report *r, const struct part_result *pr
 	char a[32], b[32];
 
 	if (slow[0])
-		check_add(r, CHECK_WARN, "probe", pr->pp->def->name,
-			  "%s: %s than the node's median core (%.3f s)", what, slow, med);
+		findings_add(r, FINDING_WARN, "probe", pr->pp->def->name,
+			     "%s: %s than the node's median core (%.3f s)", what, slow, med);
 	else if (pr->pp->ops->caps & BENCH_WRITES_FILES)
-		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-			  "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
-			  what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
-			  nthreads);
+		findings_add(r, FINDING_OK, "probe", pr->pp->def->name,
+			     "%s: %.0f files/s on %zu cores, every core within 25%% of the median",
+			     what, pr->node_time_s > 0 ? (double)pr->files / pr->node_time_s : 0,
+			     nthreads);
 	else
-		check_add(r, CHECK_OK, "probe", pr->pp->def->name,
-			  "%s: %s (%s per core) on %zu cores, every core within 25%% of the median",
-			  what, size_format_rate(rate, a, sizeof(a)),
-			  size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)),
-			  nthreads);
+		findings_add(
+		    r, FINDING_OK, "probe", pr->pp->def->name,
+		    "%s: %s (%s per core) on %zu cores, every core within 25%% of the median", what,
+		    size_format_rate(rate, a, sizeof(a)),
+		    size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)), nthreads);
 }
 
-void check_probe(struct check_report *r, const struct options *o, struct topo *topo, int dirfd,
+void check_probe(struct findings *r, const struct options *o, struct topo *topo, int dirfd,
 		 struct node_result *res)
 {
 	const struct run_env env = {.topo = topo, .dirfd = dirfd, .progress = false};
@@ -76,10 +79,11 @@ void check_probe(struct check_report *r, const struct options *o, struct topo *t
 
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
-	snprintf(replica, sizeof(replica), "stagebench.check.probe.%ld.%s", (long)getpid(), token);
-	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS,
-			    (enum scale)o->scale, replica, &plan, why, sizeof(why)) != 0) {
-		check_add(r, CHECK_FAIL, "probe", "plan", "the probe cannot be planned: %s", why);
+	names_probe(replica, sizeof(replica), (long)getpid(), token);
+	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS, o->scale,
+			    replica, &plan, why, sizeof(why)) != 0) {
+		findings_add(r, FINDING_FAIL, "probe", "plan", "the probe cannot be planned: %s",
+			     why);
 		return;
 	}
 	plan.run.repeat = CHECK_PROBE_REPEAT;
@@ -88,17 +92,17 @@ void check_probe(struct check_report *r, const struct options *o, struct topo *t
 	plan.run.seed = 1;
 
 	enum outcome out = run_execute(&plan, &env, res);
-	replica_remove(dirfd, plan.tests[0].replica);
+	ours_remove(dirfd, plan.tests[0].replica);
 	if (out != OUTCOME_OK) {
-		check_add(r, CHECK_FAIL, "probe", "run", "the probe failed: %s",
-			  res->nerrors ? res->errors[0] : outcome_name(out));
+		findings_add(r, FINDING_FAIL, "probe", "run", "the probe failed: %s",
+			     res->nerrors ? res->errors[0] : outcome_name(out));
 		return;
 	}
 	/* Per part and core, the median over the repetitions; then each core against the median. */
 	size_t nthreads = res->tplan.nslots, nparts = plan.nparts;
 	if (res->nparts != nparts * CHECK_PROBE_REPEAT) {
-		check_add(r, CHECK_FAIL, "probe", "run", "the probe ran %zu of its %zu parts",
-			  res->nparts, nparts * CHECK_PROBE_REPEAT);
+		findings_add(r, FINDING_FAIL, "probe", "run", "the probe ran %zu of its %zu parts",
+			     res->nparts, nparts * CHECK_PROBE_REPEAT);
 		return;
 	}
 	double *t = calloc(nthreads * CHECK_PROBE_REPEAT, sizeof(*t));
@@ -134,82 +138,4 @@ out:
 	free(t);
 	free(core);
 	free(sorted);
-}
-
-/* The names of the files a check makes in --dir (see check_fs and check_probe). */
-static const char *const check_leftover_patterns[] = {
-    /* the probe replica, or its temporary file while it is written */
-    [CHECK_LEFT_PROBE] = "^stagebench\\.check\\.probe\\.[0-9]+\\.[0-9a-f]{12}"
-			 "(\\.tmp\\.[A-Za-z0-9._-]{1,64}\\.[0-9]+\\.[0-9a-f]{12})?$",
-    [CHECK_LEFT_WRITE] = "^stagebench\\.check-write\\.[0-9]+\\.[0-9a-f]{12}$",
-    [CHECK_LEFT_FILE] = "^stagebench\\.create\\.[A-Za-z0-9._-]{1,64}\\.p[0-9]+-[0-9a-f]{12}-r[0-9]+"
-			"\\.t[0-9]+\\.[0-9]{6,}$",
-};
-
-enum check_leftover check_leftover_name(const char *name)
-{
-	/* The prefixes first: the inventory asks this of every file of a directory. */
-	if (strncmp(name, "stagebench.check", 16) != 0 &&
-	    strncmp(name, "stagebench.create.", 18) != 0)
-		return CHECK_LEFT_NONE;
-	for (int k = CHECK_LEFT_PROBE; k <= CHECK_LEFT_FILE; k++) {
-		regex_t re;
-		bool match;
-
-		if (regcomp(&re, check_leftover_patterns[k], REG_EXTENDED | REG_NOSUB) != 0)
-			continue;
-		match = regexec(&re, name, 0, NULL, 0) == 0;
-		regfree(&re);
-		if (match)
-			return (enum check_leftover)k;
-	}
-	return CHECK_LEFT_NONE;
-}
-
-/* Whether block (n bytes read) is all c. */
-static bool check_block_all(const unsigned char *block, ssize_t n, unsigned char c)
-{
-	for (ssize_t i = 0; i < n; i++) {
-		if (block[i] != c)
-			return false;
-	}
-	return true;
-}
-
-int check_leftover_removable(int dirfd, const char *name)
-{
-	enum check_leftover kind = check_leftover_name(name);
-	unsigned char block[4096];
-	struct stat st;
-	int rc = 0;
-
-	if (kind == CHECK_LEFT_NONE)
-		return 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP ? 0 : -errno;
-	if (fstat(fd, &st) != 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode))
-		goto out;
-	/* Empty: created, never written. Otherwise what the check writes there. */
-	ssize_t n = st.st_size ? pread(fd, block, sizeof(block), 0) : 0;
-	if (n < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (n == 0)
-		rc = 1;
-	else if (kind == CHECK_LEFT_WRITE)
-		rc = st.st_size <= (off_t)sizeof(block) && check_block_all(block, n, 0x5a);
-	else if (kind == CHECK_LEFT_PROBE && n == (ssize_t)sizeof(block) &&
-		 check_block_all(block, n, 0))
-		rc = 1;
-	else
-		rc = replica_is_ours(dirfd, name) == 1;
-out:
-	close(fd);
-	return rc;
 }

@@ -19,8 +19,8 @@
 #include "driver/views.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
+#include "util/names.h"
 #include "util/size.h"
-#include "workers/replica.h"
 
 /* The longest real path of --dir: BENCH_PATH_MAX leaves 128 bytes for the names in it. */
 #define CMDENV_DIR_MAX (BENCH_PATH_MAX - 129)
@@ -44,7 +44,7 @@ enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen)
 	snprintf(res->node, sizeof(res->node), "%s", node);
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
-	snprintf(res->run_tag, sizeof(res->run_tag), "p%ld-%s", (long)getpid(), token);
+	names_run_tag(res->run_tag, sizeof(res->run_tag), (long)getpid(), token);
 	return OUTCOME_OK;
 }
 
@@ -171,7 +171,7 @@ void cmdenv_dry_run(struct cmdenv *e)
 	uint64_t bytes, inodes;
 
 	cmdenv_needs(e, &bytes, &inodes);
-	views_dry_run(&e->plan, &e->res, e->o.cmd, e->o.force, e->dirfd, bytes, inodes, stdout);
+	views_dry_run(&e->plan, &e->res, e->dirfd, bytes, inodes, stdout);
 }
 
 int cmdenv_finish(struct cmdenv *e, enum outcome out)
@@ -189,6 +189,16 @@ int cmdenv_fail(struct cmdenv *e, enum outcome out, const char *why)
 {
 	log_err("%s", why);
 	return cmdenv_finish(e, out);
+}
+
+int cmdenv_hung_dir_deadline(int default_s)
+{
+	const char *v = getenv(CMDENV_HUNG_DIR_ENV);
+	uint64_t s;
+
+	if (!v || size_parse_uint(v, &s) != 0 || s < 1 || s > CMDENV_HUNG_DIR_MAX)
+		return default_s;
+	return (int)s;
 }
 
 /* How info and check open --dir: called in the child process that may hang on it. */

@@ -57,6 +57,18 @@ int cmdenv_finish(struct cmdenv *e, enum outcome out);
 /* Print one line, map the outcome, release what was acquired. */
 int cmdenv_fail(struct cmdenv *e, enum outcome out, const char *why);
 
+/*
+ * STAGEBENCH_HUNG_DIR_SECONDS: for tests, the deadline of `check` and `info` on a --dir that
+ * does not answer, in whole seconds from 1 to 3600, instead of their compiled-in ones
+ * (CHECK_DEADLINE_S 25, INVENTORY_DEADLINE_S 20), so that a test of a hung directory need not
+ * wait them out. Unset, empty or not such a number: the compiled-in one.
+ */
+#define CMDENV_HUNG_DIR_ENV "STAGEBENCH_HUNG_DIR_SECONDS"
+#define CMDENV_HUNG_DIR_MAX 3600
+
+/* The deadline on a hung --dir: STAGEBENCH_HUNG_DIR_SECONDS, or default_s. */
+int cmdenv_hung_dir_deadline(int default_s);
+
 /* The inventory_dir_hooks of info and check: --dir opened in the child, and its release. */
 enum outcome cmdenv_check_dir(void *ctx, int *dirfd, char *why, size_t whylen);
 void cmdenv_child_release(void *ctx);

@@ -12,29 +12,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver/check.h"
 #include "driver/inventory.h"
 #include "platform/bounded.h"
 #include "platform/fsinfo.h"
 #include "util/log.h"
 #include "util/size.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica_probe.h"
+#include "util/names.h"
 
-static const char inventory_prefix[] = "stagebench.";
-
-/* "stagebench.<test>.<size>" with test one of the replica tests and nothing after the size. */
-static bool inventory_is_replica_name(const char *name, bool *temp)
+/* Whether test is one of the catalogue's that reads a replica. */
+static bool inventory_replica_test(const char *test)
 {
-	const char *rest = name + sizeof(inventory_prefix) - 1;
-
-	*temp = strstr(rest, ".tmp.") != NULL;
 	for (size_t i = 0; i < plan_ntests; i++) {
-		size_t n = strlen(plan_tests[i].name);
-		if (!plan_tests[i].has_replica || strncmp(rest, plan_tests[i].name, n) != 0 ||
-		    rest[n] != '.')
-			continue;
-		const char *size = rest + n + 1;
-		return *temp || strchr(size, '.') == NULL;
+		if (plan_tests[i].has_replica && strcmp(plan_tests[i].name, test) == 0)
+			return true;
 	}
 	return false;
 }
@@ -63,14 +55,6 @@ static int inventory_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* What `clean` may remove: replica_removable(), or a killed check's file. 1, 0 or -errno. */
-static int inventory_removable(int dirfd, const char *name)
-{
-	if (check_leftover_name(name) != CHECK_LEFT_NONE)
-		return check_leftover_removable(dirfd, name);
-	return replica_removable(dirfd, name);
-}
-
 const char *inventory_kind_name(enum inventory_kind kind)
 {
 	static const char *const names[] = {[INV_REPLICA] = "replica",
@@ -82,22 +66,33 @@ const char *inventory_kind_name(enum inventory_kind kind)
 	return kind < INV_NKINDS ? names[kind] : "?";
 }
 
+/*
+ * The kind of a directory entry, by its name (util/names.h): a replica's name of one of the
+ * catalogue's replica tests (whatever its size says), check's files, the temporaries and
+ * files of the grammar, any other name with ".tmp." in it as a temporary.
+ */
 static enum inventory_kind inventory_kind_of(const char *name)
 {
-	bool temp = false;
+	struct names_fields f;
 
-	if (inventory_is_replica_name(name, &temp) && !temp)
-		return INV_REPLICA;
-	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+	switch (names_parse(name, &f)) {
+	case NAMES_REPLICA:
+		if (inventory_replica_test(f.head))
+			return INV_REPLICA;
+		break;
+	case NAMES_PROBE:
+	case NAMES_PROBE_TEMP:
+	case NAMES_PROBE_FILE:
+	case NAMES_WRITE_PROBE:
 		return INV_CHECK;
-	switch (replica_leftover_name(name)) {
-	case REPLICA_LEFTOVER_TEMP:
+	case NAMES_TEMP:
 		return INV_TEMP;
-	case REPLICA_LEFTOVER_TEST4:
+	case NAMES_FILE:
 		return INV_FILE;
 	default:
-		return temp ? INV_TEMP : INV_OTHER;
+		break;
 	}
+	return f.tmp ? INV_TEMP : INV_OTHER;
 }
 
 /* Keep e among the first INVENTORY_EXAMPLES names of the sum, in byte order. */
@@ -161,7 +156,7 @@ int inventory_take(int dirfd, bool details, struct inventory *inv)
 		struct inventory_entry e;
 		struct stat st;
 
-		if (strncmp(de->d_name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0 ||
+		if (strncmp(de->d_name, NAMES_PREFIX, strlen(NAMES_PREFIX)) != 0 ||
 		    strlen(de->d_name) >= sizeof(e.name))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -190,7 +185,7 @@ int inventory_take(int dirfd, bool details, struct inventory *inv)
 	for (int k = INV_TEMP; k < INV_NKINDS; k++) {
 		for (size_t i = 0; i < inv->left[k].nexamples; i++) {
 			struct inventory_entry *e = &inv->left[k].examples[i];
-			e->ours = inventory_removable(dirfd, e->name) == 1;
+			e->ours = ours_removable(dirfd, e->name) == 1;
 		}
 	}
 	return 0;
@@ -347,26 +342,29 @@ static bool inventory_plan_all(const struct plan *p)
 	return true;
 }
 
-/* Does a directory entry belong to the tests being cleaned? "stagebench.<test>." prefix. */
+/*
+ * Does a directory entry belong to the tests being cleaned? By its name's head (util/names.h):
+ * a replica test's name, or the name of one of the parts of another test, whatever the kind
+ * that made the file; check's files with every test.
+ */
 static bool inventory_clean_match(const struct plan *p, const char *name)
 {
-	if (strncmp(name, inventory_prefix, sizeof(inventory_prefix) - 1) != 0)
+	struct names_fields f;
+
+	if (strncmp(name, NAMES_PREFIX, strlen(NAMES_PREFIX)) != 0)
 		return false;
-	if (check_leftover_name(name) != CHECK_LEFT_NONE)
+	if (inventory_kind_of(name) == INV_CHECK)
 		return inventory_plan_all(p);
-	name += sizeof(inventory_prefix) - 1;
+	names_parse(name, &f);
 	for (size_t i = 0; i < p->ntests; i++) {
 		const struct plan_test *pt = &p->tests[i];
 		if (pt->def->has_replica) {
-			size_t n = strlen(pt->def->name);
-			if (strncmp(name, pt->def->name, n) == 0 && name[n] == '.')
+			if (strcmp(f.head, pt->def->name) == 0)
 				return true;
 			continue;
 		}
 		for (size_t k = 0; k < pt->nparts; k++) {
-			const char *part = p->parts[pt->first + k].def->name;
-			size_t n = strlen(part);
-			if (strncmp(name, part, n) == 0 && name[n] == '.')
+			if (strcmp(f.head, p->parts[pt->first + k].def->name) == 0)
 				return true;
 		}
 	}
@@ -388,7 +386,7 @@ enum outcome inventory_clean(const struct plan *p, int dirfd, const char *dir, b
 	while ((de = readdir(d)) != NULL) {
 		if (!inventory_clean_match(p, de->d_name))
 			continue;
-		int ours = inventory_removable(dirfd, de->d_name);
+		int ours = ours_removable(dirfd, de->d_name);
 		if (ours != 1) {
 			printf("left alone: %s/%s (%s)\n", dir, de->d_name,
 			       ours < 0 ? strerror(-ours) : "not a stagebench file");

@@ -17,11 +17,12 @@
 #include "platform/fsinfo.h"
 
 enum inventory_kind {
-	INV_REPLICA, /* stagebench.<test>.<size> */
-	INV_TEMP,    /* stagebench.<test>.<size>.tmp.<host>.<pid>.<token>: an interrupted prepare */
-	INV_FILE,  /* stagebench.<part>.<node>.p<pid>-<token>-...: a kept or left file of test 4 */
-	INV_CHECK, /* what a killed check left (check_leftover_name()) */
-	INV_OTHER, /* any other stagebench.* regular file */
+	/* By their names (util/names.h): */
+	INV_REPLICA, /* a replica's name of a replica test of the catalogue */
+	INV_TEMP,    /* a replica's temporary, an interrupted prepare's (or any ".tmp." name) */
+	INV_FILE,    /* a kind's file: kept with --keep, or left by an interrupted run */
+	INV_CHECK,   /* what a killed check left: its probe, probe files, write probe */
+	INV_OTHER,   /* any other stagebench.* regular file */
 	INV_NKINDS,
 };
 
@@ -92,7 +93,10 @@ struct inventory_dir_hooks {
 	void *ctx;
 };
 
-/* What `info` shows of --dir answers within this, whatever its filesystem does. */
+/*
+ * What `info` shows of --dir answers within this, whatever its filesystem does (tests shorten
+ * it through STAGEBENCH_HUNG_DIR_SECONDS, cmdenv.h).
+ */
 #define INVENTORY_DEADLINE_S 20
 
 /* What `info` shows of --dir, gathered where a call that never returns cannot hold it. */

@@ -20,6 +20,7 @@
 #include "driver/health.h"
 #include "driver/clockcmd.h"
 #include "driver/inventory.h"
+#include "driver/listcmd.h"
 #include "driver/options.h"
 #include "driver/outcome.h"
 #include "driver/output.h"
@@ -30,12 +31,12 @@
 #include "driver/schedule.h"
 #include "driver/stop.h"
 #include "driver/summary.h"
+#include "driver/summary_file.h"
 #include "driver/views.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "util/log.h"
 #include "util/size.h"
-#include "workers/replica.h"
 
 #define MAIN_MAX_AHEAD_S 86400.0
 
@@ -48,7 +49,7 @@ static int main_usage(const char *why)
 /* The summary to --out, if given: 0 or -errno, said on stderr. */
 static int main_write_out(struct cmdenv *e)
 {
-	int rc = e->o.out ? summary_write_file(&e->res, &e->o, e->o.out, e->o.force) : 0;
+	int rc = e->o.out ? summary_file_write(&e->res, &e->plan, e->o.out, e->o.force) : 0;
 
 	if (rc)
 		log_err("cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
@@ -57,15 +58,21 @@ static int main_write_out(struct cmdenv *e)
 
 /*
  * A failure of `run` once --out is known to be writable: the summary is still written, with
- * the error and no results, so that a collector sees why this node has none.
+ * the error and no results, so that a collector sees why this node has none; an armed run
+ * (--detach) also leaves its state file, failed with the error and its reason, for `status`.
  */
-static int main_run_fail(struct cmdenv *e, enum outcome out, const char *why)
+static int main_run_fail(struct cmdenv *e, enum outcome out, enum reason reason, const char *why)
 {
 	if (out == OUTCOME_USAGE)
 		return cmdenv_fail(e, out, why);
-	note_error(&e->res, "%s", why);
+	note_error(&e->res, reason, "%s", why);
 	e->res.outcome = out;
 	main_write_out(e);
+	if (e->o.detach && !e->o.dry_run) {
+		arm_identify(&e->arm, e->o.out, e->res.node, e->res.run_tag);
+		e->arm.st.start_at = e->res.start_at;
+		arm_end(&e->arm, out, why, reason);
+	}
 	return cmdenv_finish(e, out);
 }
 
@@ -107,11 +114,11 @@ static enum outcome main_report(struct cmdenv *e, enum outcome out)
 
 	e->res.outcome = out;
 	if (o->format == FORMAT_JSON)
-		summary_json(&e->res, o, stdout, true);
+		summary_json(&e->res, &e->plan, stdout, true);
 	else if (o->format == FORMAT_CSV)
 		summary_csv(&e->res, stdout);
 	else
-		summary_text(&e->res, o, stdout);
+		summary_text(&e->res, stdout);
 	fflush(stdout);
 	return main_write_out(e) ? outcome_worse(out, OUTCOME_FAILED) : out;
 }
@@ -137,7 +144,7 @@ static int main_run(struct cmdenv *e)
 	const struct options *o = &e->o;
 	const struct plan_run *r = &e->plan.run;
 	struct run_env env;
-	char why[1024];
+	char why[1024], missed[256];
 	enum outcome out;
 	double now = clock_wall();
 
@@ -147,27 +154,31 @@ static int main_run(struct cmdenv *e)
 		return cmdenv_fail(e, OUTCOME_USAGE, why);
 	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
-	if ((out = main_start(e, now, why, sizeof(why))) != OUTCOME_OK)
-		return cmdenv_fail(e, out, why);
+	/* A start refused outright is bad usage; a missed one is recorded once --out is known. */
+	enum outcome start = main_start(e, now, missed, sizeof(missed));
+	if (start == OUTCOME_USAGE)
+		return cmdenv_fail(e, start, missed);
 	/* --detach STATE_DIR: checked (or created) now; the summary goes there unless --out. */
 	int rc = o->detach && !o->dry_run
 		     ? arm_open(&e->arm, o->detach, &e->o.out, why, sizeof(why))
 		     : 0;
 	if (rc)
 		return cmdenv_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
-	if (o->out && summary_check_out(o->out, o->force, why, sizeof(why)))
+	if (o->out && summary_file_check_out(o->out, o->force, why, sizeof(why)))
 		return cmdenv_fail(e,
 				   faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
 				       ? OUTCOME_USAGE
 				       : OUTCOME_PRECONDITION,
 				   why);
+	if (start != OUTCOME_OK)
+		return main_run_fail(e, start, REASON_START_MISSED, missed);
 	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_SETUP_FAILED, why);
 	if ((out = cmdenv_dir(e, !o->dry_run, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_SETUP_FAILED, why);
 	if (!main_run_clock(e))
 		return main_run_fail(
-		    e, OUTCOME_PRECONDITION,
+		    e, OUTCOME_PRECONDITION, REASON_NTP_REQUIRED,
 		    "the clock is not NTP-synchronized and --require-ntp was given");
 	e->res.seed = r->seed;
 	if (o->dry_run) {
@@ -175,7 +186,7 @@ static int main_run(struct cmdenv *e)
 		return cmdenv_finish(e, OUTCOME_OK);
 	}
 	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
-		return main_run_fail(e, out, why);
+		return main_run_fail(e, out, REASON_NO_SPACE, why);
 
 	memset(&env, 0, sizeof(env));
 	if (o->detach) {
@@ -197,13 +208,14 @@ static int main_run(struct cmdenv *e)
 	out = run_execute(&e->plan, &env, &e->res);
 	/* Said before the summaries, so that the JSON's errors say it too. */
 	if (out >= OUTCOME_INTERRUPTED_INT)
-		note_error(&e->res, "interrupted by %s",
+		note_error(&e->res, REASON_INTERRUPTED, "interrupted by %s",
 			   stop_signal_seen() == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* From here on a second signal waits for the summary (no temporary file is left). */
 	stop_hold(true);
 	out = main_report(e, out);
 	if (o->detach)
-		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL);
+		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL,
+			e->res.nerrors ? e->res.error_reasons[0] : REASON_NONE);
 	return cmdenv_finish(e, out);
 }
 
@@ -249,7 +261,7 @@ static int main_clean(struct cmdenv *e)
 
 static int main_list(struct cmdenv *e)
 {
-	int rc = views_list((enum scale)e->o.scale, (enum format)e->o.format, stdout);
+	int rc = listcmd_print(e->o.scale, e->o.format, stdout);
 
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
@@ -263,7 +275,7 @@ static int main_info_print(struct cmdenv *e, const struct inventory_report *rep)
 	run_buffer_place(e->o.buffer_offset, e->o.xfer, &e->res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
-	int rc = views_info(&e->res, rep, cpus, (enum format)e->o.format, stdout);
+	int rc = views_info(&e->res, rep, cpus, e->o.format, stdout);
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 
@@ -284,8 +296,9 @@ static int main_info(struct cmdenv *e)
 		stop_install();
 		const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release,
 							  e};
-		out = inventory_report_take(&hooks, &e->res, INVENTORY_DEADLINE_S, &stop_signal,
-					    &rep);
+		out = inventory_report_take(&hooks, &e->res,
+					    cmdenv_hung_dir_deadline(INVENTORY_DEADLINE_S),
+					    &stop_signal, &rep);
 		if (out != OUTCOME_OK)
 			return cmdenv_fail(e, out,
 					   out < OUTCOME_INTERRUPTED_INT ? rep.why
@@ -318,7 +331,8 @@ static int main_check(struct cmdenv *e)
 	cmdenv_clock(e);
 	stop_install();
 	const struct inventory_dir_hooks hooks = {cmdenv_check_dir, cmdenv_child_release, e};
-	out = check_node(&e->o, e->topo, &e->res, &hooks);
+	out =
+	    check_node(&e->o, e->topo, &e->res, &hooks, cmdenv_hung_dir_deadline(CHECK_DEADLINE_S));
 	return cmdenv_finish(e, out);
 }
 

@@ -11,28 +11,35 @@
 #include "driver/note.h"
 #include "util/log.h"
 
-/* Log a line and keep a copy in list (up to max lines) for the summary. */
-static void note_add(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
-		     va_list ap) __attribute__((format(printf, 5, 0)));
-static void note_add(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
-		     va_list ap)
+/*
+ * Log a line and keep a copy in list (up to max lines) for the summary; returns its index in
+ * list, or max when the list is full.
+ */
+static size_t note_add(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
+		       va_list ap) __attribute__((format(printf, 5, 0)));
+static size_t note_add(enum log_level level, char **list, size_t *n, size_t max, const char *fmt,
+		       va_list ap)
 {
 	char line[1024];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
 	log_msg(level, "%s", line);
-	if (*n < max)
-		list[(*n)++] = strdup(line);
+	if (*n >= max)
+		return max;
+	list[*n] = strdup(line);
+	return (*n)++;
 }
 
-void note_error(struct node_result *res, const char *fmt, ...)
+void note_error(struct node_result *res, enum reason reason, const char *fmt, ...)
 {
+	size_t max = sizeof(res->errors) / sizeof(res->errors[0]);
 	va_list ap;
 
 	va_start(ap, fmt);
-	note_add(LOG_ERR, res->errors, &res->nerrors, sizeof(res->errors) / sizeof(res->errors[0]),
-		 fmt, ap);
+	size_t i = note_add(LOG_ERR, res->errors, &res->nerrors, max, fmt, ap);
 	va_end(ap);
+	if (i < max)
+		res->error_reasons[i] = reason;
 }
 
 void note_warning(struct node_result *res, const char *fmt, ...)
@@ -45,7 +52,7 @@ void note_warning(struct node_result *res, const char *fmt, ...)
 	va_end(ap);
 }
 
-void note_worker_error(const struct bench_error *e, char *buf, size_t len)
+void note_worker_error(const struct io_error *e, char *buf, size_t len)
 {
 	char where[48] = "";
 	char gen[96] = "";

@@ -11,15 +11,15 @@
 #include "driver/result.h"
 #include "workers/bench.h"
 
-/* Record an error line in res (and log it). */
-void note_error(struct node_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Record an error line in res with its reason (and log it). */
+void note_error(struct node_result *res, enum reason reason, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Record a warning line in res (and log it). */
 void note_warning(struct node_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* "read '/stage/x' at 4194304: Input/output error" for a worker error. */
-void note_worker_error(const struct bench_error *e, char *buf, size_t len);
+void note_worker_error(const struct io_error *e, char *buf, size_t len);
 
 /*
  * path as a message shows it: whole up to NOTE_PATH_SHOWN bytes, else its start and its end

@@ -14,13 +14,13 @@
 #include "util/cpulist.h"
 #include "util/size.h"
 
-#define OPT_COUNT options_table_count
-
-static const char *const command_names[CMD_COUNT] = {
-    [CMD_NONE] = "",	     [CMD_RUN] = "run",	  [CMD_PREPARE] = "prepare", [CMD_CLEAN] = "clean",
-    [CMD_LIST] = "list",     [CMD_INFO] = "info", [CMD_CHECK] = "check",     [CMD_CLOCK] = "clock",
-    [CMD_STATUS] = "status", [CMD_STOP] = "stop",
-};
+/*
+ * An OPT_CHOICE's field is its typed enum (enums.h): the parser stores the word's index
+ * through the enum's underlying type, which is unsigned int for these (no negative values).
+ */
+_Static_assert(sizeof(enum scale) == sizeof(unsigned) && sizeof(enum format) == sizeof(unsigned) &&
+		   sizeof(enum stop_sig) == sizeof(unsigned),
+	       "a choice is stored as an unsigned int");
 
 /* Node names end up in file names and summaries: letters, digits, '.', '_', '-' only. */
 bool options_node_name_ok(const char *s)
@@ -38,58 +38,14 @@ bool options_node_name_ok(const char *s)
 	return true;
 }
 
-const char *options_command_name(enum command cmd)
+const char *options_choices_join(const char *const *choices, const char *sep, char *buf, size_t len)
 {
-	return command_names[cmd];
-}
+	size_t n = 0;
 
-/* The i-th word of a '|'-separated list, into buf. */
-static const char *options_choice_word(const char *choices, size_t i, char *buf, size_t len)
-{
-	const char *p = choices;
-
-	while (i-- > 0) {
-		p = strchr(p, '|');
-		if (!p)
-			return NULL;
-		p++;
-	}
-	size_t n = strcspn(p, "|");
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
+	buf[0] = '\0';
+	for (size_t i = 0; choices && choices[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? sep : "", choices[i]);
 	return buf;
-}
-
-/*
- * The name of value index of a choice option, from the table, into names[index]: one buffer
- * per value of each option, so that names of different options or values never share one.
- */
-static const char *options_choice_at(size_t field, uint64_t index, char (*names)[16], size_t n)
-{
-	if (index >= n)
-		return "?";
-	for (size_t i = 0; i < OPT_COUNT; i++) {
-		if (options_table[i].field == field)
-			return options_choice_word(options_table[i].choices, index, names[index],
-						   sizeof(names[index]));
-	}
-	return "?";
-}
-
-const char *options_scale_name(enum scale s)
-{
-	static char names[SCALE_COUNT][16];
-
-	return options_choice_at(FIELD(scale), s, names, SCALE_COUNT);
-}
-
-const char *options_format_name(enum format f)
-{
-	static char names[FORMAT_COUNT][16];
-
-	return options_choice_at(FIELD(format), f, names, FORMAT_COUNT);
 }
 
 void options_why(char *why, size_t whylen, const char *fmt, ...)
@@ -104,14 +60,16 @@ void options_why(char *why, size_t whylen, const char *fmt, ...)
 /* The accepted form of an option's argument, for error messages. */
 static void options_form(const struct opt_def *d, char *buf, size_t len)
 {
-	char lo[32], hi[32];
+	char lo[32], hi[32], words[64];
 
+	options_choices_join(d->choices, "|", words, sizeof(words));
 	switch (d->type) {
 	case OPT_UINT:
+	case OPT_COUNT:
 		/* 2^64 - 1 is no double: printed with %.0f it would end in ...616. */
 		if (d->choices)
-			snprintf(buf, len, "%s or a whole number from %.0f to %.0f", d->choices,
-				 d->min, d->max);
+			snprintf(buf, len, "%s or a whole number from %.0f to %.0f", words, d->min,
+				 d->max);
 		else if (d->max >= 18446744073709551615.0)
 			snprintf(buf, len, "a whole number from %.0f to 18446744073709551615",
 				 d->min);
@@ -127,7 +85,7 @@ static void options_form(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "seconds from %g to %g, fractions allowed", d->min, d->max);
 		break;
 	case OPT_CHOICE:
-		snprintf(buf, len, "one of %s", d->choices);
+		snprintf(buf, len, "one of %s", words);
 		break;
 	case OPT_CPULIST:
 		snprintf(buf, len, "a CPU list like 0-3,8");
@@ -170,12 +128,13 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 		*(bool *)(base + d->field) = true;
 		break;
 	case OPT_UINT:
+	case OPT_COUNT:
 	case OPT_SIZE:
-		if (d->type == OPT_UINT && d->choices && strcmp(arg, d->choices) == 0) {
+		if (d->type == OPT_UINT && d->choices && strcmp(arg, d->choices[0]) == 0) {
 			*(uint64_t *)(base + d->field) = OPTIONS_AUTO;
 			break;
 		}
-		rc = d->type == OPT_UINT ? size_parse_uint(arg, &u) : size_parse(arg, &u);
+		rc = d->type == OPT_SIZE ? size_parse(arg, &u) : size_parse_uint(arg, &u);
 		if (options_number_bad(d, rc, (double)u, origin, arg, form, why, whylen))
 			return -EINVAL;
 		*(uint64_t *)(base + d->field) = u;
@@ -201,17 +160,15 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 		}
 		*(const char **)(base + d->field) = arg;
 		break;
-	case OPT_CHOICE: {
-		char word[32];
-		for (u = 0; options_choice_word(d->choices, u, word, sizeof(word)); u++) {
-			if (strcmp(word, arg) == 0) {
-				*(uint64_t *)(base + d->field) = u;
+	case OPT_CHOICE:
+		for (unsigned k = 0; d->choices[k]; k++) {
+			if (strcmp(d->choices[k], arg) == 0) {
+				*(unsigned *)(base + d->field) = k;
 				goto done;
 			}
 		}
 		options_why(why, whylen, "%s '%s' is not known: expected %s", origin, arg, form);
 		return -EINVAL;
-	}
 	case OPT_CPULIST:
 		rc = cpulist_parse(arg, o->cpus, OPTIONS_MAX_CPUS, &o->ncpus);
 		if (rc) {
@@ -230,7 +187,7 @@ done:
 
 static const struct opt_def *options_find(const char *name, size_t len)
 {
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		if (strlen(options_table[i].name) == len &&
 		    strncmp(options_table[i].name, name, len) == 0)
 			return &options_table[i];
@@ -241,7 +198,7 @@ static const struct opt_def *options_find(const char *name, size_t len)
 static int options_defaults(struct options *o, char *why, size_t whylen)
 {
 	memset(o, 0, sizeof(*o));
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
 		char origin[64];
 
@@ -258,7 +215,7 @@ static int options_defaults(struct options *o, char *why, size_t whylen)
 
 static int options_environment(struct options *o, char *why, size_t whylen)
 {
-	for (size_t i = 0; i < OPT_COUNT; i++) {
+	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
 		char origin[96];
 		const char *v;
@@ -280,7 +237,7 @@ static int options_parse_command(int argc, char **argv, int *i, struct options *
 	if (*i >= argc || argv[*i][0] == '-')
 		return 0;
 	for (int c = CMD_RUN; c < CMD_COUNT; c++) {
-		if (strcmp(argv[*i], command_names[c]) == 0)
+		if (strcmp(argv[*i], enums_commands[c]) == 0)
 			o->cmd = (enum command)c;
 	}
 	if (o->cmd == CMD_NONE) {
@@ -307,12 +264,12 @@ static int options_parse_long(int argc, char **argv, int *i, struct options *o, 
 
 	if (!d) {
 		options_why(why, whylen, "unknown option '--%.*s' (see stagebench %s%s--help)",
-			    (int)nlen, name, options_command_name(o->cmd), o->cmd ? " " : "");
+			    (int)nlen, name, enums_command_name(o->cmd), o->cmd ? " " : "");
 		return -EINVAL;
 	}
 	if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
 		options_why(why, whylen, "option --%s does not apply to '%s'", d->name,
-			    options_command_name(o->cmd));
+			    enums_command_name(o->cmd));
 		return -EINVAL;
 	}
 	snprintf(origin, sizeof(origin), "--%s", d->name);
@@ -347,12 +304,12 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 	     o->cmd == CMD_CLOCK) &&
 	    o->ntests) {
 		options_why(why, whylen, "'%s' takes no test names (got '%s')",
-			    options_command_name(o->cmd), o->tests[0]);
+			    enums_command_name(o->cmd), o->tests[0]);
 		return -EINVAL;
 	}
 	if ((o->cmd == CMD_STATUS || o->cmd == CMD_STOP) && o->ntests != 1) {
 		options_why(why, whylen, "'%s' takes one STATE_DIR (the --detach of the run)",
-			    options_command_name(o->cmd));
+			    enums_command_name(o->cmd));
 		return -EINVAL;
 	}
 	if (o->set_start_at && o->set_start_in) {

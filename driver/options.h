@@ -11,27 +11,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "driver/enums.h"
+
 #define OPTIONS_MAX_TESTS 32
 #define OPTIONS_MAX_CPUS  4096
 /* The value of an OPT_UINT option given as its word (choices): --buffer-offset auto. */
 #define OPTIONS_AUTO UINT64_MAX
-
-enum command {
-	CMD_NONE = 0,
-	CMD_RUN,
-	CMD_PREPARE,
-	CMD_CLEAN,
-	CMD_LIST,
-	CMD_INFO,
-	CMD_CHECK,
-	CMD_CLOCK,
-	CMD_STATUS,
-	CMD_STOP,
-	CMD_COUNT
-};
-enum scale { SCALE_SPEC = 0, SCALE_SMALL, SCALE_TINY, SCALE_COUNT };
-enum format { FORMAT_TEXT = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_COUNT };
-enum stop_sig { STOP_SIG_INT = 0, STOP_SIG_TERM };
 
 struct options {
 	enum command cmd;
@@ -39,7 +24,7 @@ struct options {
 	size_t ntests;
 
 	const char *dir;
-	uint64_t scale; /* enum scale */
+	enum scale scale;
 	uint64_t threads;
 	const char *cpus_text;
 	unsigned cpus[OPTIONS_MAX_CPUS];
@@ -53,14 +38,14 @@ struct options {
 	uint64_t seed;
 	const char *node;
 	const char *out;
-	uint64_t format; /* enum format */
+	enum format format;
 	uint64_t count;
 	uint64_t chunk;
 	uint64_t file_size;
 	uint64_t passes;
 	uint64_t buffer_offset; /* bytes past a page boundary, or OPTIONS_AUTO */
 	const char *detach;	/* run: the state directory of an armed run */
-	uint64_t signal;	/* stop: enum stop_sig */
+	enum stop_sig signal;	/* stop */
 	double wait;		/* stop: how long to wait for the summary */
 	/* run: "T1,T2,...", the start instant of every part */
 	const char *schedule;
@@ -86,6 +71,13 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 /* Print the usage of a command (CMD_NONE: the general usage) generated from the table. */
 void options_help(enum command cmd, FILE *f);
 
+/*
+ * The numeric options of cmd (count, integer, size or seconds) as a JSON array of {"option",
+ * "type", "min", "max", "scope"}: the catalogue's "options".
+ */
+struct json;
+void options_ranges_json(struct json *j, enum command cmd);
+
 /* Print the bash completion script of stagebench, generated from the table and catalogue. */
 void options_completion(FILE *f);
 
@@ -95,9 +87,5 @@ bool options_node_name_ok(const char *s);
 /* Format a one-line reason into why (the parser's and the plan's error messages). */
 void options_why(char *why, size_t whylen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-const char *options_command_name(enum command cmd);
-const char *options_scale_name(enum scale s);
-const char *options_format_name(enum format f);
 
 #endif

@@ -4,19 +4,25 @@
  * catalogue, so that it offers exactly what the parser takes: per command its options, the
  * words of a choice, directories after --dir, files after --out, test names as arguments.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "driver/options_table.h"
 #include "driver/plan.h"
 
-/* The '|'-separated choices as space-separated words. */
-static void options_completion_words(const char *choices, char *buf, size_t len)
+/* bash: directories, files (with a / after a directory's name). */
+#define OPTIONS_COMPLETION_DIRS                                                                    \
+	"compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))"
+#define OPTIONS_COMPLETION_FILES                                                                   \
+	"compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"
+
+/* Whether a metavar or operand names a directory: DIR, STATE_DIR. */
+static bool options_completion_is_dir(const char *name)
 {
-	snprintf(buf, len, "%s", choices);
-	for (char *p = buf; *p; p++)
-		if (*p == '|')
-			*p = ' ';
+	size_t n = strlen(name);
+
+	return n >= 3 && strcmp(name + n - 3, "DIR") == 0;
 }
 
 /* The case arms for the word after an option that takes an argument. */
@@ -31,16 +37,14 @@ static void options_completion_values(FILE *f)
 		if (d->type == OPT_FLAG)
 			continue;
 		if (d->type == OPT_CHOICE) {
-			options_completion_words(d->choices, words, sizeof(words));
+			options_choices_join(d->choices, " ", words, sizeof(words));
 			fprintf(f,
 				"\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
 				d->name, words);
-		} else if (strcmp(d->metavar, "DIR") == 0) {
-			fprintf(f, "\t--%s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n",
-				d->name);
+		} else if (options_completion_is_dir(d->metavar)) {
+			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_DIRS);
 		} else if (strcmp(d->metavar, "FILE") == 0) {
-			fprintf(f, "\t--%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
-				d->name);
+			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_FILES);
 		} else {
 			fprintf(f, "\t--%s) return ;;\n", d->name);
 		}
@@ -48,15 +52,16 @@ static void options_completion_values(FILE *f)
 	fprintf(f, "\tesac\n");
 }
 
-/* The words offered for a command: its options, and the test names where it takes tests. */
+/* The words offered for a command: its options, and the test names where it takes tests;
+ * directories instead of the options where it takes a directory and the word is no option. */
 static void options_completion_command(FILE *f, enum command cmd)
 {
 	char in[128], out[64];
 
-	fprintf(f, "\t%s) words='", cmd == CMD_NONE ? "''" : options_command_name(cmd));
+	fprintf(f, "\t%s) words='", cmd == CMD_NONE ? "''" : enums_command_name(cmd));
 	if (cmd == CMD_NONE) {
 		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "%s ", options_command_name((enum command)c));
+			fprintf(f, "%s ", enums_command_name((enum command)c));
 		fprintf(f, "--help --version");
 	} else {
 		for (size_t i = 0; i < options_table_count; i++)
@@ -64,12 +69,15 @@ static void options_completion_command(FILE *f, enum command cmd)
 				fprintf(f, "--%s ", options_table[i].name);
 		fprintf(f, "--version");
 	}
-	if (cmd == CMD_RUN || cmd == CMD_PREPARE || cmd == CMD_CLEAN) {
+	if (strcmp(options_command_operand(cmd), "TEST...") == 0) {
 		plan_names(true, in, sizeof(in));
 		plan_names(false, out, sizeof(out));
 		fprintf(f, " %s%s%s", in, out[0] ? " " : "", out);
 	}
-	fprintf(f, "' ;;\n");
+	fprintf(f, "'");
+	if (cmd != CMD_NONE && options_completion_is_dir(options_command_operand(cmd)))
+		fprintf(f, "\n\t\t[[ $cur == -* ]] || { %s; return; }", OPTIONS_COMPLETION_DIRS);
+	fprintf(f, " ;;\n");
 }
 
 void options_completion(FILE *f)
@@ -83,7 +91,7 @@ void options_completion(FILE *f)
 		"\t\tcase ${COMP_WORDS[i]} in\n\t\t",
 		STAGEBENCH_VERSION);
 	for (int c = CMD_RUN; c < CMD_COUNT; c++)
-		fprintf(f, "%s%s", c == CMD_RUN ? "" : "|", options_command_name((enum command)c));
+		fprintf(f, "%s%s", c == CMD_RUN ? "" : "|", enums_command_name((enum command)c));
 	fprintf(f, ") cmd=${COMP_WORDS[i]}; break ;;\n\t\tesac\n\tdone\n");
 	options_completion_values(f);
 	fprintf(f, "\tcase $cmd in\n");

@@ -33,6 +33,21 @@ static const char *options_help_line(enum command cmd, char *buf, size_t len)
 	return buf;
 }
 
+const char *options_command_operand(enum command cmd)
+{
+	switch (cmd) {
+	case CMD_RUN:
+	case CMD_PREPARE:
+	case CMD_CLEAN:
+		return "TEST...";
+	case CMD_STATUS:
+	case CMD_STOP:
+		return "STATE_DIR";
+	default:
+		return "";
+	}
+}
+
 void options_help(enum command cmd, FILE *f)
 {
 	char line[256];
@@ -43,21 +58,20 @@ void options_help(enum command cmd, FILE *f)
 			   "I/O benchmarks of a node against its /stage server directory.\n\n"
 			   "commands:\n");
 		for (int c = CMD_RUN; c < CMD_COUNT; c++)
-			fprintf(f, "  stagebench %s %s\n", options_command_name((enum command)c),
+			fprintf(f, "  stagebench %s %s\n", enums_command_name((enum command)c),
 				options_help_line(c, line, sizeof(line)));
 		fprintf(f, "\noptions:\n");
 	} else {
-		const char *args =
-		    cmd == CMD_LIST || cmd == CMD_INFO || cmd == CMD_CHECK || cmd == CMD_CLOCK ? ""
-		    : cmd == CMD_STATUS || cmd == CMD_STOP ? " STATE_DIR"
-							   : " TEST...";
+		const char *operand = options_command_operand(cmd);
+
 		help += strcspn(help, " ");
-		fprintf(f, "usage: stagebench %s [OPTIONS]%s\n\n  %s\n\noptions:\n",
-			options_command_name(cmd), args, help + strspn(help, " "));
+		fprintf(f, "usage: stagebench %s [OPTIONS]%s%s\n\n  %s\n\noptions:\n",
+			enums_command_name(cmd), operand[0] ? " " : "", operand,
+			help + strspn(help, " "));
 	}
 	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
-		char left[48];
+		char left[48], words[64];
 
 		if (cmd != CMD_NONE && !(d->cmds & (1u << cmd)))
 			continue;
@@ -65,7 +79,8 @@ void options_help(enum command cmd, FILE *f)
 			 d->metavar ? d->metavar : "");
 		fprintf(f, "  %-22s %s", left, d->help);
 		if (d->type == OPT_CHOICE)
-			fprintf(f, " (%s)", d->choices);
+			fprintf(f, " (%s)",
+				options_choices_join(d->choices, "|", words, sizeof(words)));
 		if (d->def)
 			fprintf(f, " [default: %s]", d->def);
 		if (d->env)

@@ -12,8 +12,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "driver/options.h"
 #include "driver/plan.h"
 #include "platform/clock.h"
+#include "util/names.h"
 #include "util/pattern.h"
 #include "util/size.h"
 #include "workers/registry.h"
@@ -22,17 +24,28 @@
 #define MiB (1024ull * KiB)
 #define GiB (1024ull * MiB)
 
-/* clang-format off */
 const struct test_def plan_tests[] = {
-    {"1a", "read_from_cnode_cache", true, true, false, true},
-    {"1b", "mmap_file_in", true, true, false, true},
-    {"2", "read_from_ioserver_cache", true, true, false, true},
-    {"3", "read_from_disk", true, false, true, true},
-    {"4", "write_many_files", false, false, false, true},
+    {.name = "1a",
+     .title = "read_from_cnode_cache",
+     .has_replica = true,
+     .recreate = true,
+     .in_all = true},
+    {.name = "1b", .title = "mmap_file_in", .has_replica = true, .recreate = true, .in_all = true},
+    {.name = "2",
+     .title = "read_from_ioserver_cache",
+     .has_replica = true,
+     .recreate = true,
+     .in_all = true},
+    {.name = "3",
+     .title = "read_from_disk",
+     .has_replica = true,
+     .needs_prepare = true,
+     .in_all = true,
+     .server_drop = true},
+    {.name = "4", .title = "write_many_files", .in_all = true},
     /* Not of the spec: the driver alone, to measure its overhead and test it. */
-    {"null", "driver_overhead", false, false, false, false},
+    {.name = "null", .title = "driver_overhead"},
 };
-/* clang-format on */
 const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 
 /* {count, chunk, file, passes} at spec, small and tiny scale. */
@@ -40,44 +53,59 @@ const size_t plan_ntests = sizeof(plan_tests) / sizeof(plan_tests[0]);
 #define RANDREAD_WHAT "N random aligned reads of M"
 #define MANYFILES_WHAT "write N new files of M"
 const struct part_def plan_parts[] = {
-    {"1a", "1a", "seqread", "read the whole replica PASSES times",
+    {"1a", "1a", "seqread", PLAN_TIER_NODE_CACHE, "read the whole replica PASSES times",
      {{0, 0, 150 * MiB, 64},   {0, 0, 150 * MiB, 32},    {0, 0, 4 * MiB, 4}}},
-    {"1b", "1b", "mmaptouch", "mmap the replica and touch every page, PASSES times",
+    {"1b", "1b", "mmaptouch", PLAN_TIER_NODE_CACHE,
+     "mmap the replica and touch every page, PASSES times",
      {{0, 0, 750 * MiB, 16},   {0, 0, 750 * MiB, 8},     {0, 0, 8 * MiB, 2}}},
-    {"2a", "2", "randread", RANDREAD_WHAT,
+    {"2a", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{18000, 4 * KiB, 4 * GiB, 0}, {18000, 4 * KiB, 1 * GiB, 0}, {200, 4 * KiB, 8 * MiB, 0}}},
-    {"2b", "2", "randread", RANDREAD_WHAT,
+    {"2b", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{150, 1 * MiB, 4 * GiB, 0},   {150, 1 * MiB, 1 * GiB, 0},   {8, 1 * MiB, 8 * MiB, 0}}},
-    {"2c", "2", "randread", RANDREAD_WHAT,
+    {"2c", "2", "randread", PLAN_TIER_SERVER_CACHE, RANDREAD_WHAT,
      {{1, 128 * MiB, 4 * GiB, 0},   {1, 128 * MiB, 1 * GiB, 0},   {1, 4 * MiB, 8 * MiB, 0}}},
-    {"3a", "3", "randread", RANDREAD_WHAT,
+    {"3a", "3", "randread", PLAN_TIER_SERVER_DISK, RANDREAD_WHAT,
      {{80, 1 * MiB, 512 * GiB, 0},  {80, 1 * MiB, 1536 * MiB, 0}, {8, 1 * MiB, 8 * MiB, 0}}},
-    {"3b", "3", "randread", RANDREAD_WHAT,
+    {"3b", "3", "randread", PLAN_TIER_SERVER_DISK, RANDREAD_WHAT,
      {{1, 96 * MiB, 512 * GiB, 0},  {1, 96 * MiB, 1536 * MiB, 0}, {1, 4 * MiB, 8 * MiB, 0}}},
-    {"4a", "4", "manyfiles", MANYFILES_WHAT,
+    {"4a", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{1200, 4 * KiB, 0, 0},        {1200, 4 * KiB, 0, 0},        {50, 4 * KiB, 0, 0}}},
-    {"4b", "4", "manyfiles", MANYFILES_WHAT,
+    {"4b", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{60, 1 * MiB, 0, 0},          {60, 1 * MiB, 0, 0},          {4, 1 * MiB, 0, 0}}},
-    {"4c", "4", "manyfiles", MANYFILES_WHAT,
+    {"4c", "4", "manyfiles", PLAN_TIER_NONE, MANYFILES_WHAT,
      {{1, 64 * MiB, 0, 0},          {1, 64 * MiB, 0, 0},          {1, 4 * MiB, 0, 0}}},
-    {"null", "null", "null", "N operations that do no I/O (driver overhead)",
+    {"null", "null", "null", PLAN_TIER_NONE, "N operations that do no I/O (driver overhead)",
      {{100000, 0, 0, 0},            {100000, 0, 0, 0},            {1000, 0, 0, 0}}},
 };
 /* clang-format on */
 const size_t plan_nparts = sizeof(plan_parts) / sizeof(plan_parts[0]);
 
-void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len)
+const char *plan_override_name(enum plan_override o)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	unsigned u = 0;
+	static const char *const names[PLAN_NOVERRIDES] = {
+	    [PLAN_OVERRIDE_COUNT] = "count",
+	    [PLAN_OVERRIDE_CHUNK] = "chunk",
+	    [PLAN_OVERRIDE_FILE_SIZE] = "file_size",
+	    [PLAN_OVERRIDE_PASSES] = "passes",
+	};
 
-	/* The largest unit that divides the size exactly: "1536MiB", never "1.50GiB". */
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && bytes % 1024 == 0) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "stagebench.%s.%llu%s", test, (unsigned long long)bytes, units[u]);
+	return (unsigned)o < PLAN_NOVERRIDES ? names[o] : "?";
 }
+
+const char *plan_tier_name(enum plan_tier tier)
+{
+	static const char *const names[PLAN_TIER_COUNT] = {
+	    [PLAN_TIER_NONE] = NULL,
+	    [PLAN_TIER_NODE_CACHE] = "node_cache",
+	    [PLAN_TIER_SERVER_CACHE] = "server_cache",
+	    [PLAN_TIER_SERVER_DISK] = "server_disk",
+	};
+
+	return (unsigned)tier < PLAN_TIER_COUNT ? names[tier] : NULL;
+}
+
+_Static_assert(OPTIONS_MAX_TESTS <= PLAN_MAX_NAMED, "every name given fits in the plan");
+_Static_assert(OPTIONS_AUTO == PLAN_AUTO, "--buffer-offset auto is the plan's auto");
 
 static const struct test_def *plan_find_test(const char *name)
 {
@@ -250,9 +278,12 @@ static int plan_check(struct plan *plan, bool chunk_given, char *why, size_t why
 				    (unsigned long long)pt->file, pt->def->name);
 			return -EINVAL;
 		}
-		if (!pt->replica[0])
-			plan_replica_name(pt->def->name, pt->file, pt->replica,
-					  sizeof(pt->replica));
+		if (!pt->replica[0] &&
+		    names_replica(pt->replica, sizeof(pt->replica), pt->def->name, pt->file)) {
+			options_why(why, whylen, "test %s: its replica's name is too long",
+				    pt->def->name);
+			return -EINVAL;
+		}
 	}
 	for (size_t i = 0; i < plan->nparts; i++) {
 		const struct plan_part *pp = &plan->parts[i];
@@ -303,10 +334,11 @@ static void plan_settings(const struct options *o, struct plan_run *r)
 	r->repeat = 1;
 	r->repetition = 1;
 	r->xfer = PLAN_DEFAULT_XFER;
-	r->buffer_offset = OPTIONS_AUTO;
+	r->buffer_offset = PLAN_AUTO;
 	if (!o)
 		return;
 	r->buffer_offset = o->buffer_offset;
+	r->force = o->force;
 	r->repeat = o->repeat;
 	r->repetition = o->repetition;
 	r->xfer = o->xfer;
@@ -359,13 +391,27 @@ static int plan_add_name(struct plan *plan, const char *name, enum scale scale, 
 	return plan_add(plan, t, d, plan_parts, plan_nparts, scale, why, whylen);
 }
 
+/* What was asked: the command, the scale, the names given, what was overridden. */
+static void plan_asked(const struct options *o, struct plan *plan)
+{
+	plan->cmd = o->cmd;
+	plan->scale = o->scale;
+	for (size_t i = 0; i < o->ntests && i < PLAN_MAX_NAMED; i++)
+		plan->named[plan->nnamed++] = o->tests[i];
+	plan->overridden[PLAN_OVERRIDE_COUNT] = o->set_count;
+	plan->overridden[PLAN_OVERRIDE_CHUNK] = o->set_chunk;
+	plan->overridden[PLAN_OVERRIDE_FILE_SIZE] = o->set_file_size;
+	plan->overridden[PLAN_OVERRIDE_PASSES] = o->set_passes;
+}
+
 int plan_build(const struct options *o, struct plan *plan, char *why, size_t whylen)
 {
-	enum scale scale = (enum scale)o->scale;
+	enum scale scale = o->scale;
 	char names[128];
 	int rc = 0;
 
 	memset(plan, 0, sizeof(*plan));
+	plan_asked(o, plan);
 	plan_settings(o, &plan->run);
 	if (o->ntests == 0) {
 		plan_names(true, names, sizeof(names));
@@ -397,6 +443,7 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 int plan_build_full(enum scale scale, struct plan *plan, char *why, size_t whylen)
 {
 	memset(plan, 0, sizeof(*plan));
+	plan->scale = scale;
 	plan_settings(NULL, &plan->run);
 	int rc = plan_add_all(plan, scale, why, whylen);
 	return rc ? rc : plan_check(plan, false, why, whylen);
@@ -407,6 +454,8 @@ int plan_build_test(const struct test_def *t, const struct part_def *parts, size
 		    size_t whylen)
 {
 	memset(plan, 0, sizeof(*plan));
+	plan->cmd = CMD_RUN;
+	plan->scale = scale;
 	plan_settings(NULL, &plan->run);
 	int rc = plan_add(plan, t, NULL, parts, nparts, scale, why, whylen);
 	if (rc)

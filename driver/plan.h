@@ -10,8 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver/options.h"
+#include "driver/enums.h"
 #include "workers/bench.h"
+
+struct options; /* driver/options.h: what plan_build reads */
 
 struct part_params {
 	uint64_t count;	 /* N: chunks or files; 0 where it does not apply */
@@ -20,11 +22,21 @@ struct part_params {
 	uint64_t passes; /* passes over the replica (1a, 1b); 0 where it does not apply */
 };
 
+/* The tier of the storage that the spec says should serve a part (the catalogue's "tier"). */
+enum plan_tier {
+	PLAN_TIER_NONE = 0,	/* none said (test 4, null): null */
+	PLAN_TIER_NODE_CACHE,	/* "node_cache": the compute node's page cache (1a, 1b) */
+	PLAN_TIER_SERVER_CACHE, /* "server_cache": the I/O server's cache (2) */
+	PLAN_TIER_SERVER_DISK,	/* "server_disk": the I/O server's disk (3) */
+	PLAN_TIER_COUNT
+};
+
 struct part_def {
-	const char *name; /* "2a" */
-	const char *test; /* "2" */
-	const char *kind; /* the worker kind: "randread" */
-	const char *what; /* one line for `list` */
+	const char *name;    /* "2a" */
+	const char *test;    /* "2" */
+	const char *kind;    /* the worker kind: "randread" */
+	enum plan_tier tier; /* where the spec expects it to be served from */
+	const char *what;    /* one line for `list` */
 	struct part_params scale[SCALE_COUNT];
 };
 
@@ -35,11 +47,23 @@ struct test_def {
 	bool recreate;	    /* its replica is deleted and recreated between repetitions */
 	bool needs_prepare; /* at spec scale the replica must exist already (test 3) */
 	bool in_all;	    /* part of `run all` (the spec's tests; not the null test) */
+	bool server_drop;   /* a site's drop of the server's cache applies before its parts (3) */
 };
 
 #define PLAN_MAX_PARTS	  16
 #define PLAN_DEFAULT_XFER (1024 * 1024)
 #define PLAN_MAX_TESTS	  8
+#define PLAN_MAX_NAMED	  32	     /* test and part names a command may give */
+#define PLAN_AUTO	  UINT64_MAX /* buffer_offset: the fastest, calibrated at set-up */
+
+/* The catalogue's parameters that a command-line option changed (the summary's "overrides"). */
+enum plan_override {
+	PLAN_OVERRIDE_COUNT = 0, /* "count": --count */
+	PLAN_OVERRIDE_CHUNK,	 /* "chunk": --chunk */
+	PLAN_OVERRIDE_FILE_SIZE, /* "file_size": --file-size */
+	PLAN_OVERRIDE_PASSES,	 /* "passes": --passes */
+	PLAN_NOVERRIDES
+};
 
 struct plan_part {
 	const struct part_def *def;
@@ -61,9 +85,10 @@ struct plan_run {
 	uint64_t repeat;	/* repetitions of the whole plan */
 	uint64_t repetition;	/* number of the first one */
 	uint64_t xfer;		/* largest single read or write */
-	uint64_t buffer_offset; /* of the I/O buffer past a page boundary, or OPTIONS_AUTO */
+	uint64_t buffer_offset; /* of the I/O buffer past a page boundary, or PLAN_AUTO */
 	uint64_t seed;		/* of every thread's random stream (given or drawn once) */
 	bool verify, fsync, keep;
+	bool force;	  /* run: --out may be replaced; prepare: every replica is recreated */
 	bool keep_cache;  /* the node's cache of a replica is not dropped before a part */
 	bool start_fixed; /* start_at is an absolute instant (--start-at) */
 	double start_at;  /* the first part's start, when start_fixed */
@@ -76,7 +101,17 @@ struct plan_run {
 	size_t nschedule;
 };
 
+/*
+ * The whole of a command's run: what was asked (command, scale, the names given, what was
+ * overridden), the tests and parts it came to, and how they run. The summary, `info`, `check`
+ * and the dry run write from a plan and the results, never from the options.
+ */
 struct plan {
+	enum command cmd; /* run, prepare or clean (CMD_NONE: a plan of no command) */
+	enum scale scale;
+	const char *named[PLAN_MAX_NAMED]; /* the tests and parts as given, "all" included */
+	size_t nnamed;
+	bool overridden[PLAN_NOVERRIDES]; /* by enum plan_override */
 	struct plan_test tests[PLAN_MAX_TESTS];
 	size_t ntests;
 	struct plan_part parts[PLAN_MAX_PARTS];
@@ -128,7 +163,10 @@ void plan_names(bool in_all, char *buf, size_t len);
 void plan_join_tests(bool (*pick)(const struct test_def *t), char *buf, size_t len);
 void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t len);
 
-/* The replica name of a test of file size bytes: "stagebench.2.4GiB". */
-void plan_replica_name(const char *test, uint64_t bytes, char *buf, size_t len);
+/* "count", "chunk", "file_size", "passes": the summary's words of an override. */
+const char *plan_override_name(enum plan_override o);
+
+/* "node_cache", "server_cache", "server_disk"; NULL for PLAN_TIER_NONE (JSON null). */
+const char *plan_tier_name(enum plan_tier tier);
 
 #endif

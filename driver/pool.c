@@ -216,13 +216,14 @@ int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, size_t buf_o
 	p->out = calloc(n, sizeof(*p->out));
 	gate_init(&p->gate, (unsigned)n + 1);
 	if (!p->threads || !p->out) {
-		note_error(res, "out of memory");
+		note_error(res, REASON_SETUP_FAILED, "out of memory");
 		pool_join(p);
 		return -ENOMEM;
 	}
 	rc = pool_create(p, &res->tplan);
 	if (rc) {
-		note_error(res, "cannot start thread %zu of %zu: %s", p->started, n, strerror(-rc));
+		note_error(res, REASON_SETUP_FAILED, "cannot start thread %zu of %zu: %s",
+			   p->started, n, strerror(-rc));
 		pool_join(p);
 		return rc;
 	}
@@ -230,8 +231,8 @@ int pool_start(struct pool *p, struct topo *topo, size_t buf_bytes, size_t buf_o
 	for (size_t i = 0; i < n; i++) {
 		struct pool_thread *t = &p->threads[i];
 		if (t->init_rc) {
-			note_error(res, "thread %zu: %s to CPU %u: %s", i, t->init_op, t->slot.pu,
-				   strerror(-t->init_rc));
+			note_error(res, REASON_SETUP_FAILED, "thread %zu: %s to CPU %u: %s", i,
+				   t->init_op, t->slot.pu, strerror(-t->init_rc));
 			rc = t->init_rc;
 		}
 	}

@@ -24,10 +24,10 @@
 struct pool_part {
 	const struct bench_ops *ops;
 	struct bench_params params;
-	uint64_t stream;  /* mixes part and repetition into the seed */
-	double start_at;  /* T of the part */
-	char run_tag[48]; /* run tag and repetition, in the names of created files */
-	bool skip_run;	  /* threads set up and tear down but do not run */
+	uint64_t stream;		  /* mixes part and repetition into the seed */
+	double start_at;		  /* T of the part */
+	char name_prefix[BENCH_PATH_MAX]; /* of the files its kind creates (util/names.h) */
+	bool skip_run;			  /* threads set up and tear down but do not run */
 };
 
 struct pool_thread;

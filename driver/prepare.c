@@ -16,7 +16,9 @@
 #include "platform/clock.h"
 #include "util/log.h"
 #include "util/size.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica.h"
+#include "platform/replica_probe.h"
 
 /* How often a prepare waiting for another's recreation of a replica looks again. */
 #define PREPARE_LOCK_POLL_MS 20
@@ -35,6 +37,7 @@ static enum outcome prepare_probe(const struct prepare_req *rq, struct replica_i
 			 rq->dir, pt->replica,
 			 info->ours ? "of the wrong size" : "not a stagebench replica",
 			 (unsigned long long)info->size);
+		out->reason = REASON_REPLICA_INVALID;
 		return OUTCOME_PRECONDITION;
 	}
 	if (rc && rc != -ENOENT) {
@@ -44,6 +47,8 @@ static enum outcome prepare_probe(const struct prepare_req *rq, struct replica_i
 			     ? "not a regular file (a symbolic link, a directory, a FIFO...): "
 			       "refusing to use or replace it"
 			     : strerror(-rc));
+		out->reason =
+		    rc == -EINVAL || rc == -EISDIR ? REASON_REPLICA_INVALID : REASON_IO_ERROR;
 		return OUTCOME_PRECONDITION;
 	}
 	return OUTCOME_OK;
@@ -55,7 +60,7 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 {
 	const struct plan_test *pt = rq->pt;
 	struct replica_info info;
-	struct bench_error err;
+	struct io_error err;
 	char sz[32];
 	uint64_t gen = replica_new_generation();
 	uint64_t t0 = clock_mono_ns();
@@ -88,6 +93,7 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 			return OUTCOME_FAILED;
 		note_worker_error(&err, line, sizeof(line));
 		snprintf(out->error, sizeof(out->error), "preparing replica: %.570s", line);
+		out->reason = reason_of_worker(&err, true);
 		return OUTCOME_FAILED;
 	}
 	out->done = exists ? PREPARE_RECREATED : PREPARE_CREATED;
@@ -170,10 +176,11 @@ static enum outcome prepare_recreate(const struct prepare_req *rq, uint64_t gen0
 		return OUTCOME_FAILED;
 	if ((fd >= 0 || !rq->swap) && prepare_theirs(rq, gen0, out))
 		goto out;
-	int rc = rq->swap ? 0 : replica_remove(rq->dirfd, pt->replica);
+	int rc = rq->swap ? 0 : ours_remove(rq->dirfd, pt->replica);
 	if (rc && rc != -ENOENT) {
 		snprintf(out->error, sizeof(out->error), "cannot remove replica '%s/%s': %s",
 			 rq->dir, pt->replica, strerror(-rc));
+		out->reason = REASON_IO_ERROR;
 		o = OUTCOME_FAILED;
 	} else {
 		o = prepare_create(rq, true, out);
@@ -206,6 +213,7 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 			 "replica '%s/%s' (%s) is missing: run 'stagebench prepare %s' first",
 			 rq->dir, pt->replica, size_format(pt->file, sz, sizeof(sz)),
 			 pt->def->name);
+		out->reason = REASON_REPLICA_MISSING;
 		return OUTCOME_PRECONDITION;
 	}
 	if (exists)

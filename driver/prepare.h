@@ -12,6 +12,7 @@
 
 #include "driver/outcome.h"
 #include "driver/plan.h"
+#include "driver/reason.h"
 
 struct prepare_req {
 	int dirfd;
@@ -42,6 +43,7 @@ struct prepare_result {
 	uint64_t size;	     /* its size */
 	double seconds;	     /* creation time (created, recreated) */
 	char error[600];     /* why, when the outcome is not OK; "" when stopped */
+	enum reason reason;  /* its reason */
 };
 
 /*

@@ -63,13 +63,16 @@ static void result_sum(struct part_result *pr, const struct result_thread *t, si
 		if (pr->hist && t[i].hist)
 			hist_merge(pr->hist, t[i].hist);
 		if (r->rc) {
+			enum reason why = reason_of_worker(&r->err, r->ran);
+
 			note_worker_error(&r->err, line, sizeof(line));
 			if (pr->status != PART_FAILED) {
 				snprintf(pr->error, sizeof(pr->error), "thread %u: %s", r->index,
 					 line);
+				pr->reason = why;
 				pr->status = PART_FAILED;
 			}
-			note_error(res, "%s thread %u: %s", pr->pp->def->name, r->index, line);
+			note_error(res, why, "%s thread %u: %s", pr->pp->def->name, r->index, line);
 		}
 		if (!r->ran)
 			continue;
@@ -261,7 +264,7 @@ void result_aggregate(struct part_result *pr, const struct result_thread *t, siz
 	if (pr->hist)
 		hist_init(pr->hist);
 	if (!times) {
-		note_error(res, "%s: out of memory", pr->pp->def->name);
+		note_error(res, REASON_SETUP_FAILED, "%s: out of memory", pr->pp->def->name);
 		pr->status = PART_FAILED;
 		return;
 	}

@@ -12,6 +12,7 @@
 
 #include "driver/outcome.h"
 #include "driver/plan.h"
+#include "driver/reason.h"
 #include "platform/bufplace.h"
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
@@ -43,7 +44,7 @@ struct thread_result {
 	double first_pass_s, rest_pass_median_s;
 	uint64_t bytes, ops, pages, files, retries;
 	int rc; /* 0, or -errno of its first error */
-	struct bench_error err;
+	struct io_error err;
 };
 
 struct part_result {
@@ -84,8 +85,9 @@ struct part_result {
 	size_t nwarnings;
 	bool verified, fsync;
 	enum part_status status;
-	char error[600];   /* first error, one line */
-	struct hist *hist; /* merged over threads */
+	char error[600];    /* first error, one line */
+	enum reason reason; /* its reason (REASON_NONE when there is none) */
+	struct hist *hist;  /* merged over threads */
 	struct thread_result *threads;
 	size_t nthreads;
 };
@@ -100,6 +102,7 @@ struct test_result {
 	uint64_t generation;
 	size_t first_part, nparts; /* its parts in node_result.parts */
 	char error[600];
+	enum reason reason; /* of error */
 };
 
 struct node_result {
@@ -122,6 +125,7 @@ struct node_result {
 	size_t nparts;
 	enum outcome outcome;
 	char *errors[64];
+	enum reason error_reasons[64]; /* of each of errors */
 	size_t nerrors;
 	char *warnings[16]; /* what did not fail the run but may matter: a clock step */
 	size_t nwarnings;

@@ -20,8 +20,10 @@
 #include "driver/run.h"
 #include "driver/start.h"
 #include "driver/stop.h"
+#include "util/names.h"
 #include "util/prng.h"
-#include "workers/replica.h"
+#include "platform/replica.h"
+#include "platform/replica_identity.h"
 
 struct run_state {
 	const struct plan *plan;
@@ -69,7 +71,8 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 	if (out != OUTCOME_OK) {
 		if (r.error[0]) {
 			snprintf(tr->error, sizeof(tr->error), "%s", r.error);
-			note_error(res, "test %s: %s", pt->def->name, tr->error);
+			tr->reason = r.reason;
+			note_error(res, tr->reason, "test %s: %s", pt->def->name, tr->error);
 		}
 		return out;
 	}
@@ -107,10 +110,11 @@ static void run_publish(struct run_state *st, const struct plan_test *pt,
 	s->params.path = pr->file;
 	s->params.dir = res->dir;
 	s->params.dirfd = st->env->dirfd;
-	s->params.node = res->node;
 	/* The repetition is part of created names: with --keep, repetitions must not clash. */
-	snprintf(s->run_tag, sizeof(s->run_tag), "%s-r%u", res->run_tag, tr->repetition);
-	s->params.run_tag = s->run_tag;
+	char tag[sizeof(res->run_tag) + 16];
+	names_run_tag_rep(tag, sizeof(tag), res->run_tag, tr->repetition);
+	names_file_prefix(s->name_prefix, sizeof(s->name_prefix), pp->def->name, res->node, tag);
+	s->params.name_prefix = s->name_prefix;
 	s->params.count = pp->p.count;
 	s->params.chunk = pp->p.chunk;
 	s->params.file_bytes = pp->p.file;
@@ -191,9 +195,11 @@ static void run_recheck(struct run_state *st, struct part_result *pr)
 		 "part was given",
 		 pr->file, what);
 	/* A thread's own error (a page beyond a truncation) stays the part's first error. */
-	if (!pr->error[0])
+	if (!pr->error[0]) {
 		snprintf(pr->error, sizeof(pr->error), "%s", line);
-	note_error(st->res, "%s: %s", pr->pp->def->name, line);
+		pr->reason = REASON_REPLICA_CHANGED;
+	}
+	note_error(st->res, REASON_REPLICA_CHANGED, "%s: %s", pr->pp->def->name, line);
 }
 
 /* With every thread ready: the start instant, or a skip. */
@@ -209,7 +215,7 @@ static enum outcome run_decide(struct run_state *st, struct part_result *pr)
 	} else {
 		out = start_decide(&st->sched, clock_wall(), pr, &st->res->start_at);
 		if (out != OUTCOME_OK) {
-			note_error(st->res, "%s: %s", pr->pp->def->name, pr->error);
+			note_error(st->res, pr->reason, "%s: %s", pr->pp->def->name, pr->error);
 			s->skip_run = true;
 		}
 		s->start_at = pr->start_at;
@@ -294,6 +300,7 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 			tout = pout;
 			snprintf(tr->error, sizeof(tr->error), "%s: %.560s", pr->pp->def->name,
 				 pr->error);
+			tr->reason = pr->reason;
 		}
 		if (stop_signal_seen() || st->abort_rest)
 			break;
@@ -312,7 +319,7 @@ void run_buffer_place(uint64_t offset, uint64_t xfer, struct node_result *res)
 {
 	int rc;
 
-	if (offset != OPTIONS_AUTO) {
+	if (offset != PLAN_AUTO) {
 		memset(&res->bufplace, 0, sizeof(res->bufplace));
 		res->bufplace.offset = (size_t)offset;
 		res->bufplace.fixed = true;
@@ -338,7 +345,7 @@ enum outcome run_execute(const struct plan *plan, const struct run_env *env,
 	res->tests = calloc(reps * plan->ntests, sizeof(*res->tests));
 	res->parts = calloc(reps * plan->nparts, sizeof(*res->parts));
 	if (!res->tests || !res->parts) {
-		note_error(res, "out of memory");
+		note_error(res, REASON_SETUP_FAILED, "out of memory");
 		return OUTCOME_FAILED;
 	}
 	run_buffer_place(plan->run.buffer_offset, plan->run.xfer, res);

@@ -37,7 +37,7 @@ enum outcome run_execute(const struct plan *plan, const struct run_env *env,
 
 /*
  * Place the I/O buffer in res->bufplace: at offset bytes past a page boundary, or, for
- * OPTIONS_AUTO, where bufplace_calibrate() finds the copy from the page cache fastest
+ * PLAN_AUTO, where bufplace_calibrate() finds the copy from the page cache fastest
  * (page-aligned, with a warning, when it cannot calibrate). xfer is the buffer's size.
  */
 void run_buffer_place(uint64_t offset, uint64_t xfer, struct node_result *res);

@@ -53,6 +53,7 @@ enum outcome start_decide(struct start_sched *s, double now, struct part_result 
 			 "start time missed by %.3f s (threads were ready at %.3f, start was %.3f; "
 			 "use a later --start-at or --late-ok)",
 			 pr->late_by_s, now, sched);
+		pr->reason = REASON_START_MISSED;
 		return OUTCOME_PRECONDITION;
 	}
 	pr->start_at = now + START_NEXT_LEAD_S;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "driver/stop.h"
-#include "workers/replica.h"
+#include "platform/replica.h"
 
 volatile sig_atomic_t stop_signal;
 volatile int stop_part;

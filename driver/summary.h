@@ -8,17 +8,20 @@
 
 #include <stdio.h>
 
-#include "driver/options.h"
-#include "driver/run.h"
+#include "driver/plan.h"
+#include "driver/result.h"
 #include "util/json.h"
 
 #define SUMMARY_SCHEMA "stagebench.node/2"
 /* A thread whose time is more than this fraction off the part's median is marked. */
 #define SUMMARY_OUTLIER 0.25
 
-void summary_text(const struct node_result *res, const struct options *o, FILE *f);
-/* 0, or -EIO when writing failed. */
-int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty);
+/*
+ * The node summary of the run of plan, whose results are res: text, JSON (0, or -EIO when
+ * writing failed) and CSV. Written from the plan and the results only.
+ */
+void summary_text(const struct node_result *res, FILE *f);
+int summary_json(const struct node_result *res, const struct plan *plan, FILE *f, bool pretty);
 void summary_csv(const struct node_result *res, FILE *f);
 /*
  * The identity of this build, the same on every node that runs the same binary: the version
@@ -26,8 +29,6 @@ void summary_csv(const struct node_result *res, FILE *f);
  * compilation's date and time) and of the compiler. "0.1.0-9f2c...".
  */
 const char *summary_build_id(void);
-/* The parameters of the plan that a command-line option overrode, as a JSON list. */
-void summary_json_overrides(struct json *j, const struct options *o);
 /* Whether a part times passes over its replica with read (1a), or touches its pages (1b). */
 bool summary_timed_passes(const struct part_result *pr);
 bool summary_counts_pages(const struct part_result *pr);
@@ -58,21 +59,9 @@ void summary_text_clock(const struct node_result *res, FILE *f);
 void summary_buffer_line(const struct bufplace *bp, char *buf, size_t len);
 /* A part's sizes at its scale: "count", "chunk_bytes", "file_bytes", "passes". */
 void summary_json_params(struct json *j, const struct part_params *p);
+/* What a part of this kind counts: "counted" ("bytes read") and "rate_unit" ("B/s"). */
+void summary_json_unit(struct json *j, const struct bench_ops *ops);
 /* The "buffer" object of the node summary and of info. */
 void summary_json_buffer(struct json *j, const struct bufplace *bp);
-
-/*
- * Write the JSON summary to path atomically: a temporary file with a random name in the same
- * directory, fsync, rename. An existing file is replaced only with force, and only when it is
- * a regular file (-EEXIST otherwise). 0 or -errno.
- */
-int summary_write_file(const struct node_result *res, const struct options *o, const char *path,
-		       bool force);
-/*
- * Check before the run that path can be written later (directory writable, no clash): a
- * directory, a symbolic link, a FIFO or a device at path is refused even with force, and so
- * is a directory that belongs to a user other than this one or root.
- */
-int summary_check_out(const char *path, bool force, char *why, size_t whylen);
 
 #endif

@@ -28,17 +28,14 @@ const char *summary_build_id(void)
 	return id;
 }
 
-void summary_json_overrides(struct json *j, const struct options *o)
+/* The parameters of the plan that a command-line option overrode, as a JSON list. */
+static void summary_json_overrides(struct json *j, const struct plan *plan)
 {
 	json_array_begin(j);
-	if (o->set_count)
-		json_string(j, "count");
-	if (o->set_chunk)
-		json_string(j, "chunk");
-	if (o->set_file_size)
-		json_string(j, "file_size");
-	if (o->set_passes)
-		json_string(j, "passes");
+	for (int k = 0; k < PLAN_NOVERRIDES; k++) {
+		if (plan->overridden[k])
+			json_string(j, plan_override_name((enum plan_override)k));
+	}
 	json_array_end(j);
 }
 
@@ -165,6 +162,13 @@ static void summary_json_hist(struct json *j, const struct hist *h)
 	json_object_end(j);
 }
 
+/* "error": the text or null, "reason": its token (null with no error; "other" if unsaid). */
+static void summary_json_error(struct json *j, const char *error, enum reason reason)
+{
+	json_kv_string(j, "error", error[0] ? error : NULL);
+	json_kv_string(j, "reason", error[0] ? reason_token(reason) : NULL);
+}
+
 /* Each thread of a part: where it ran, when it was released, its time and its error. */
 static void summary_json_per_thread(struct json *j, const struct part_result *pr)
 {
@@ -194,8 +198,10 @@ static void summary_json_per_thread(struct json *j, const struct part_result *pr
 		if (r->rc) {
 			note_worker_error(&r->err, err, sizeof(err));
 			json_kv_string(j, "error", err);
+			json_kv_string(j, "reason", reason_name(reason_of_worker(&r->err, r->ran)));
 		} else {
 			json_kv_string(j, "error", NULL);
+			json_kv_string(j, "reason", NULL);
 		}
 		json_object_end(j);
 	}
@@ -209,6 +215,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_object_begin(j);
 	json_kv_string(j, "part", pr->pp->def->name);
 	json_kv_string(j, "kind", pr->pp->def->kind);
+	summary_json_unit(j, pr->pp->ops);
 	json_kv_string(j, "file", pr->file);
 	summary_json_params(j, &pr->pp->p);
 	json_kv_uint(j, "xfer_bytes", pr->xfer);
@@ -269,10 +276,18 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	json_kv_bool(j, "verified", pr->verified && pr->status <= PART_LATE);
 	json_kv_bool(j, "fsync", pr->fsync);
 	json_kv_string(j, "status", result_status_name(pr->status));
-	json_kv_string(j, "error", pr->error[0] ? pr->error : NULL);
+	summary_json_error(j, pr->error, pr->reason);
 	summary_json_lines(j, "warnings", pr->warnings, pr->nwarnings);
 	summary_json_per_thread(j, pr);
 	json_object_end(j);
+}
+
+void summary_json_unit(struct json *j, const struct bench_ops *ops)
+{
+	enum bench_unit unit = ops ? ops->unit : BENCH_UNIT_OPS;
+
+	json_kv_string(j, "counted", bench_unit_counted(unit));
+	json_kv_string(j, "rate_unit", bench_unit_rate(unit));
 }
 
 void summary_json_params(struct json *j, const struct part_params *p)
@@ -375,7 +390,7 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
 	json_array_end(j);
 }
 
-int summary_json(const struct node_result *res, const struct options *o, FILE *f, bool pretty)
+int summary_json(const struct node_result *res, const struct plan *plan, FILE *f, bool pretty)
 {
 	struct json j;
 
@@ -388,29 +403,29 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	summary_json_clock(&j, res, false);
 	json_key(&j, "run");
 	json_object_begin(&j);
-	json_kv_string(&j, "command", options_command_name(o->cmd));
+	json_kv_string(&j, "command", enums_command_name(plan->cmd));
 	json_key(&j, "tests");
 	json_array_begin(&j);
-	for (size_t i = 0; i < o->ntests; i++)
-		json_string(&j, o->tests[i]);
+	for (size_t i = 0; i < plan->nnamed; i++)
+		json_string(&j, plan->named[i]);
 	json_array_end(&j);
-	json_kv_string(&j, "scale", options_scale_name((enum scale)o->scale));
+	json_kv_string(&j, "scale", enums_scale_name(plan->scale));
 	json_kv_uint(&j, "seed", res->seed);
-	json_kv_uint(&j, "repeat", o->repeat);
-	json_kv_uint(&j, "first_repetition", o->repetition);
-	json_kv_uint(&j, "xfer_bytes", o->xfer);
+	json_kv_uint(&j, "repeat", plan->run.repeat);
+	json_kv_uint(&j, "first_repetition", plan->run.repetition);
+	json_kv_uint(&j, "xfer_bytes", plan->run.xfer);
 	json_key(&j, "interval_s");
-	if (o->set_interval)
-		json_double(&j, o->interval);
+	if (plan->run.has_interval)
+		json_double(&j, plan->run.interval);
 	else
 		json_null(&j);
 	json_kv_double(&j, "started_at", res->started_at);
 	json_kv_double(&j, "start_at", res->start_at);
 	json_kv_string(&j, "run_tag", res->run_tag);
-	json_kv_bool(&j, "verify", o->verify);
-	json_kv_bool(&j, "fsync", o->fsync);
+	json_kv_bool(&j, "verify", plan->run.verify);
+	json_kv_bool(&j, "fsync", plan->run.fsync);
 	json_key(&j, "overrides");
-	summary_json_overrides(&j, o);
+	summary_json_overrides(&j, plan);
 	json_object_end(&j);
 	json_key(&j, "threads");
 	summary_json_threads(&j, &res->tplan, false);
@@ -429,7 +444,7 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 		json_kv_uint(&j, "generation", tr->generation);
 		json_kv_bool(&j, "prepared", tr->prepared);
 		json_kv_double(&j, "prepare_s", tr->prepare_s);
-		json_kv_string(&j, "error", tr->error[0] ? tr->error : NULL);
+		summary_json_error(&j, tr->error, tr->reason);
 		json_key(&j, "parts");
 		json_array_begin(&j);
 		for (size_t k = 0; k < tr->nparts; k++)
@@ -441,6 +456,11 @@ int summary_json(const struct node_result *res, const struct options *o, FILE *f
 	json_kv_string(&j, "status", summary_status_name(res->outcome));
 	json_kv_int(&j, "exit_code", outcome_exit_code(res->outcome));
 	summary_json_lines(&j, "errors", res->errors, res->nerrors);
+	json_key(&j, "error_reasons"); /* one for each of "errors", in their order */
+	json_array_begin(&j);
+	for (size_t i = 0; i < res->nerrors; i++)
+		json_string(&j, reason_token(res->error_reasons[i]));
+	json_array_end(&j);
 	summary_json_lines(&j, "warnings", res->warnings, res->nwarnings);
 	json_object_end(&j);
 	return json_finish(&j);

@@ -13,89 +13,7 @@
 #include "platform/clock.h"
 #include "util/json.h"
 #include "util/size.h"
-#include "workers/replica.h"
-
-/* The catalogue as JSON: each test with its parts and flags, each part with its line. */
-static void views_list_json(struct json *j, enum scale scale)
-{
-	json_object_begin(j);
-	json_kv_string(j, "schema", "stagebench.catalogue/1");
-	json_kv_string(j, "version", STAGEBENCH_VERSION);
-	json_kv_string(j, "scale", options_scale_name(scale));
-	json_key(j, "tests");
-	json_array_begin(j);
-	for (size_t i = 0; i < plan_ntests; i++) {
-		const struct test_def *t = &plan_tests[i];
-		json_object_begin(j);
-		json_kv_string(j, "test", t->name);
-		json_kv_string(j, "title", t->title);
-		json_key(j, "parts");
-		json_array_begin(j);
-		for (size_t k = 0; k < plan_nparts; k++) {
-			if (strcmp(plan_parts[k].test, t->name) == 0)
-				json_string(j, plan_parts[k].name);
-		}
-		json_array_end(j);
-		json_kv_bool(j, "has_replica", t->has_replica);
-		json_kv_bool(j, "recreate", t->recreate);
-		json_kv_bool(j, "needs_prepare", t->needs_prepare);
-		json_kv_bool(j, "in_all", t->in_all);
-		json_object_end(j);
-	}
-	json_array_end(j);
-	json_key(j, "parts");
-	json_array_begin(j);
-	for (size_t i = 0; i < plan_nparts; i++) {
-		const struct part_def *d = &plan_parts[i];
-		const struct part_params *p = &d->scale[scale];
-		json_object_begin(j);
-		json_kv_string(j, "part", d->name);
-		json_kv_string(j, "test", d->test);
-		json_kv_string(j, "kind", d->kind);
-		summary_json_params(j, p);
-		json_kv_string(j, "what", d->what);
-		json_object_end(j);
-	}
-	json_array_end(j);
-	json_object_end(j);
-}
-
-int views_list(enum scale scale, enum format format, FILE *f)
-{
-	char a[32], b[32];
-
-	if (format == FORMAT_JSON) {
-		struct json j;
-		json_init(&j, f, true);
-		views_list_json(&j, scale);
-		return json_finish(&j);
-	}
-	if (format == FORMAT_CSV)
-		fprintf(f, "part,test,kind,count,chunk_bytes,file_bytes,passes\n");
-	else
-		fprintf(f, "scale %s\n%-4s %-4s %-10s %8s %10s %10s %7s  %s\n",
-			options_scale_name(scale), "part", "test", "kind", "N", "M", "file",
-			"passes", "what");
-	for (size_t i = 0; i < plan_nparts; i++) {
-		const struct part_def *d = &plan_parts[i];
-		const struct part_params *p = &d->scale[scale];
-		if (format == FORMAT_CSV) {
-			fprintf(f, "%s,%s,%s,%llu,%llu,%llu,%llu\n", d->name, d->test, d->kind,
-				(unsigned long long)p->count, (unsigned long long)p->chunk,
-				(unsigned long long)p->file, (unsigned long long)p->passes);
-			continue;
-		}
-		char n[24] = "-", pa[24] = "-";
-		if (p->count)
-			snprintf(n, sizeof(n), "%llu", (unsigned long long)p->count);
-		if (p->passes)
-			snprintf(pa, sizeof(pa), "%llu", (unsigned long long)p->passes);
-		fprintf(f, "%-4s %-4s %-10s %8s %10s %10s %7s  %s\n", d->name, d->test, d->kind, n,
-			p->chunk ? size_format(p->chunk, a, sizeof(a)) : "-",
-			p->file ? size_format(p->file, b, sizeof(b)) : "-", pa, d->what);
-	}
-	return 0;
-}
+#include "platform/replica_probe.h"
 
 /* The stagebench files in the directory: how big, which generation, how old, how cached. */
 static void views_info_files_text(const struct node_result *res, const struct inventory *inv,
@@ -309,15 +227,17 @@ static void views_dry_part(const struct plan_part *pp, uint64_t threads, FILE *f
 		size_format(per, b, sizeof(b)), size_format(per * threads, c, sizeof(c)));
 }
 
-void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
-		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f)
+void views_dry_run(const struct plan *p, const struct node_result *res, int dirfd, uint64_t bytes,
+		   uint64_t inodes, FILE *f)
 {
+	enum command cmd = p->cmd;
+	bool force = p->run.force;
 	char cpus[256], a[32];
 	uint64_t threads = res->tplan.nslots;
 
 	summary_cpus(&res->tplan, cpus, sizeof(cpus));
 	fprintf(f, "dry run: %s on node %s, %llu thread%s on CPUs %s, dir %s\n",
-		options_command_name(cmd), res->node, (unsigned long long)threads,
+		enums_command_name(cmd), res->node, (unsigned long long)threads,
 		threads == 1 ? "" : "s", cpus, res->dir);
 	for (size_t i = 0; i < threads; i++)
 		fprintf(f, "  thread %zu -> core %u -> CPU %u\n", i, res->tplan.slots[i].core,
@@ -374,7 +294,7 @@ static void views_csv_field(FILE *f, const char *s, char after)
 }
 
 /* check --format csv: one line per finding, then the node's verdict as a finding of its own. */
-static void views_check_csv(const struct check_report *r, const struct node_result *res,
+static void views_check_csv(const struct findings *r, const struct node_result *res,
 			    enum outcome out, FILE *f)
 {
 	fprintf(f, "node,dir,area,check,status,message\n");
@@ -382,7 +302,7 @@ static void views_check_csv(const struct check_report *r, const struct node_resu
 		views_csv_field(f, res->node, ',');
 		views_csv_field(f, res->dir, ',');
 		fprintf(f, "%s,%s,%s,", r->f[i].area, r->f[i].name,
-			check_level_name(r->f[i].level));
+			findings_level_name(r->f[i].level));
 		views_csv_field(f, r->f[i].message, '\n');
 	}
 	views_csv_field(f, res->node, ',');
@@ -391,7 +311,7 @@ static void views_check_csv(const struct check_report *r, const struct node_resu
 		outcome_exit_code(out));
 }
 
-int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f)
 {
 	if (format == FORMAT_CSV) {
@@ -401,7 +321,7 @@ int views_check(const struct check_report *r, enum format format, const struct n
 	if (format != FORMAT_JSON) {
 		fprintf(f, "stagebench check of node %s, dir %s\n", res->node, res->dir);
 		for (size_t i = 0; i < r->n; i++)
-			fprintf(f, "%-4s  %-8s %-12s %s\n", check_level_name(r->f[i].level),
+			fprintf(f, "%-4s  %-8s %-12s %s\n", findings_level_name(r->f[i].level),
 				r->f[i].area, r->f[i].name, r->f[i].message);
 		fprintf(f, "%s\n", out == OUTCOME_OK ? "node ok" : "node FAILED the check");
 		return 0;
@@ -417,7 +337,7 @@ int views_check(const struct check_report *r, enum format format, const struct n
 		json_object_begin(&j);
 		json_kv_string(&j, "area", r->f[i].area);
 		json_kv_string(&j, "check", r->f[i].name);
-		json_kv_string(&j, "status", check_level_name(r->f[i].level));
+		json_kv_string(&j, "status", findings_level_name(r->f[i].level));
 		json_kv_string(&j, "message", r->f[i].message);
 		json_object_end(&j);
 	}

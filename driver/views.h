@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The views of the commands other than a run's summary: `list` (the catalogue), `info`,
- * `check`, the dry run of `run` and `prepare`. Text for people, JSON (and CSV for list) for tools.
+ * The views of the commands other than a run's summary and `list`: `info`, `check`, the dry
+ * run of `run` and `prepare`. Text for people, JSON (and CSV for check) for tools.
  */
 #ifndef STAGEBENCH_VIEWS_H
 #define STAGEBENCH_VIEWS_H
@@ -10,14 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "driver/check.h"
+#include "driver/findings.h"
 #include "driver/inventory.h"
-#include "driver/options.h"
+#include "driver/enums.h"
 #include "driver/plan.h"
 #include "driver/result.h"
-
-/* The catalogue at scale ("stagebench.catalogue/1" in JSON). 0, or -EIO when writing failed. */
-int views_list(enum scale scale, enum format format, FILE *f);
 
 /*
  * The node: topology (allowed_cpus as a list), thread plan, clock, and with a --dir (rep not
@@ -28,14 +25,15 @@ int views_info(const struct node_result *res, const struct inventory_report *rep
 	       const char *allowed_cpus, enum format format, FILE *f);
 
 /*
- * What cmd (run or prepare) would do with plan: threads, start, each replica's fate (force:
- * prepare recreates every replica), each part's volume, and the bytes and inodes needed.
+ * What the plan's command (run or prepare) would do: threads, start, each replica's fate
+ * (prepare --force recreates every replica), each part's volume, and the bytes and inodes
+ * needed.
  */
-void views_dry_run(const struct plan *p, const struct node_result *res, enum command cmd,
-		   bool force, int dirfd, uint64_t bytes, uint64_t inodes, FILE *f);
+void views_dry_run(const struct plan *p, const struct node_result *res, int dirfd, uint64_t bytes,
+		   uint64_t inodes, FILE *f);
 
 /* The findings of `check` and its verdict ("stagebench.check/1" in JSON). 0, or -EIO. */
-int views_check(const struct check_report *r, enum format format, const struct node_result *res,
+int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f);
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/names.h"
+
 struct fs_info {
 	char type[32];	   /* "ext4", "fuse.sshfs", "nfs4", "lustre", ... */
 	char source[256];  /* mount source: "/dev/vda", "server:/stage", ... */
@@ -84,7 +86,7 @@ int fs_create(int dirfd, const char *name, int flags);
 bool fs_writes_in_parallel(int fd);
 
 /* The length of fs_token()'s token, without the terminator: 12 lowercase hex digits. */
-#define FS_TOKEN_LEN 12
+#define FS_TOKEN_LEN NAMES_TOKEN_LEN
 
 /*
  * A random token of FS_TOKEN_LEN lowercase hex digits (48 bits from getrandom), written to

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The first-error bookkeeping shared by every kind and by the replica writer: a thread
- * reports the first thing that went wrong, since later errors are usually its consequences.
+ * What every kind shares: the first-error bookkeeping of a thread (platform/io_error.h: the
+ * first thing that went wrong, since later errors are usually its consequences), the name
+ * tables of what a kind counts, and the median of pass times.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,30 +11,24 @@
 
 #include "workers/bench.h"
 
-/*
- * A caller may pass errno or -errno; 0 would make an error look like success to the driver,
- * so it becomes EIO.
- */
-static int bench_errnum(int errnum)
+/* The one name table of enum bench_unit: what is counted, and the unit of its rate. */
+static const struct {
+	const char *counted, *rate;
+} bench_units[BENCH_UNIT_COUNT] = {
+    [BENCH_UNIT_OPS] = {"operations", "ops/s"},
+    [BENCH_UNIT_BYTES_READ] = {"bytes read", "B/s"},
+    [BENCH_UNIT_BYTES_WRITTEN] = {"bytes written", "B/s"},
+    [BENCH_UNIT_PAGES] = {"pages touched", "pages/s"},
+};
+
+const char *bench_unit_counted(enum bench_unit unit)
 {
-	if (errnum < 0)
-		errnum = -errnum;
-	return errnum ? errnum : EIO;
+	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].counted : "?";
 }
 
-int bench_error_set(struct bench_error *e, const char *op, const char *path, bool has_offset,
-		    uint64_t offset, int errnum)
+const char *bench_unit_rate(enum bench_unit unit)
 {
-	errnum = bench_errnum(errnum);
-	if (e->errnum)
-		return -errnum;
-	memset(e, 0, sizeof(*e));
-	e->errnum = errnum;
-	snprintf(e->op, sizeof(e->op), "%s", op ? op : "?");
-	snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
-	e->has_offset = has_offset;
-	e->offset = offset;
-	return -errnum;
+	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].rate : "?";
 }
 
 void bench_teardown_free(struct bench_ctx *c)
@@ -44,20 +39,20 @@ void bench_teardown_free(struct bench_ctx *c)
 
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum)
 {
-	return bench_error_set(&c->err, op, path, false, 0, errnum);
+	return io_error_set(&c->err, op, path, false, 0, errnum);
 }
 
 int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_t offset,
 		  int errnum)
 {
-	return bench_error_set(&c->err, op, path, true, offset, errnum);
+	return io_error_set(&c->err, op, path, true, offset, errnum);
 }
 
 int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, int errnum,
 		      uint64_t expected_gen, uint64_t found_gen)
 {
 	bool first = c->err.errnum == 0;
-	int rc = bench_error_set(&c->err, "verify", path, true, offset, errnum);
+	int rc = io_error_set(&c->err, "verify", path, true, offset, errnum);
 
 	/* A block that is not ours at all (EBADMSG) has no generation worth reporting. */
 	if (first && c->err.errnum == ESTALE) {

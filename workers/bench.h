@@ -16,33 +16,27 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "platform/io_error.h"
 #include "util/hist.h"
 #include "util/prng.h"
 
-#define BENCH_PATH_MAX 512
+#define BENCH_PATH_MAX IO_ERROR_PATH_MAX
 /* The pass times of 1a kept per thread beyond the first pass (struct bench_ctx.pass_ns). */
 #define BENCH_PASS_TIMES 256
 
-/* The first error of a thread, as the driver will report it. */
-struct bench_error {
-	int errnum;  /* errno value; EBADMSG/ESTALE for verification, EIO for short I/O */
-	char op[16]; /* "open", "read", "mmap", "touch", "verify", "write", ... */
-	char path[BENCH_PATH_MAX]; /* the file concerned */
-	bool has_offset;
-	uint64_t offset;     /* byte offset in that file */
-	bool has_generation; /* verification failures: what was expected and found */
-	uint64_t expected_gen;
-	uint64_t found_gen;
-};
-
 /* One part's parameters, decided before the release and shared read-only by all threads. */
 struct bench_params {
-	const char *part;    /* "2a" */
-	const char *path;    /* the replica read by this part (read kinds) */
-	const char *dir;     /* the working directory, for messages and created files */
-	int dirfd;	     /* an fd of dir, for kinds that create files */
-	const char *node;    /* node name, part of created file names */
-	const char *run_tag; /* unique per run ("p12345-<token>-r1"), part of created file names */
+	const char *part; /* "2a" */
+	const char *path; /* the replica read by this part (read kinds) */
+	const char *dir;  /* the working directory, for messages and created files */
+	int dirfd;	  /* an fd of dir, for kinds that create files */
+	/*
+	 * The prefix of the names of the files a kind creates, unique per node, run and
+	 * repetition: "stagebench.4a.n01.p12345-<token>-r1" (util/names.h). Each thread adds
+	 * its own part and each file its number with names_file_thread and names_file_seq, so
+	 * that `clean`, `check` and `info` recognise them whatever the kind.
+	 */
+	const char *name_prefix;
 	uint64_t count;	     /* N: chunks (random reads) or files (many files) */
 	uint64_t chunk;	     /* M: chunk or file size */
 	uint64_t file_bytes; /* F: size of the replica */
@@ -66,14 +60,14 @@ struct bench_ctx {
 	void *priv;		  /* kind-private state between setup, run and teardown */
 
 	/* Results, written by the thread that owns the context. */
-	uint64_t bytes;		/* bytes read or written in the timed window */
-	uint64_t ops;		/* operations completed: passes, chunks, files */
-	uint64_t pages;		/* pages touched (mmap) */
-	uint64_t files;		/* files created (many files) */
-	uint64_t retries;	/* short transfers and EINTR retried */
-	uint64_t sum;		/* touched bytes folded together, so no loop is optimized away */
-	bool stopped;		/* run ended early because *stop was set */
-	struct bench_error err; /* valid when run/setup returned non-zero */
+	uint64_t bytes;	     /* bytes read or written in the timed window */
+	uint64_t ops;	     /* operations completed: passes, chunks, files */
+	uint64_t pages;	     /* pages touched (mmap) */
+	uint64_t files;	     /* files created (many files) */
+	uint64_t retries;    /* short transfers and EINTR retried */
+	uint64_t sum;	     /* touched bytes folded together, so no loop is optimized away */
+	bool stopped;	     /* run ended early because *stop was set */
+	struct io_error err; /* valid when run/setup returned non-zero */
 
 	/* Published for a progress reporter (relaxed stores by the owner, relaxed loads). */
 	_Atomic uint64_t live_bytes;
@@ -112,10 +106,24 @@ enum bench_cap {
 	    1u << 3, /* verifies each read of xfer bytes: xfer must be whole blocks */
 };
 
+/*
+ * What a kind's rate counts, declared on its ops: the "counted" and "rate_unit" of the catalogue
+ * and of the node summary's parts (bench_unit_counted, bench_unit_rate). 0, the default of a
+ * kind that does not say, is operations.
+ */
+enum bench_unit {
+	BENCH_UNIT_OPS = 0,	  /* "operations", "ops/s" */
+	BENCH_UNIT_BYTES_READ,	  /* "bytes read", "B/s" */
+	BENCH_UNIT_BYTES_WRITTEN, /* "bytes written", "B/s" */
+	BENCH_UNIT_PAGES,	  /* "pages touched", "pages/s" */
+	BENCH_UNIT_COUNT
+};
+
 struct bench_ops {
-	const char *name; /* the kind's name: "seqread" */
-	const char *what; /* one line for `list` */
-	unsigned caps;	  /* enum bench_cap flags */
+	const char *name;     /* the kind's name: "seqread" */
+	const char *what;     /* one line for `list` */
+	unsigned caps;	      /* enum bench_cap flags */
+	enum bench_unit unit; /* what its rate counts */
 	/*
 	 * In the thread, after it is pinned and before the ready barrier: open files, set up
 	 * private state. Must not do timed work. NULL: nothing to do. 0 or -errno (c->err set).
@@ -196,6 +204,10 @@ static inline bool bench_stopping(struct bench_ctx *c)
 	return true;
 }
 
+/* What unit counts ("bytes read") and its rate's unit ("B/s"); "?" beyond the table. */
+const char *bench_unit_counted(enum bench_unit unit);
+const char *bench_unit_rate(enum bench_unit unit);
+
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
 
@@ -211,14 +223,6 @@ int bench_fail_at(struct bench_ctx *c, const char *op, const char *path, uint64_
  */
 int bench_fail_verify(struct bench_ctx *c, const char *path, uint64_t offset, int errnum,
 		      uint64_t expected_gen, uint64_t found_gen);
-
-/*
- * The same first-error rule for code that has no context (replica_create): fill e unless
- * it already holds an error (e->errnum != 0). errnum may be given as errno or -errno; 0
- * becomes EIO. Returns -errnum.
- */
-int bench_error_set(struct bench_error *e, const char *op, const char *path, bool has_offset,
-		    uint64_t offset, int errnum);
 
 /*
  * The median of n times (sorted in place): the middle one, or the mean of the two middle ones

@@ -15,19 +15,15 @@
 
 #include "platform/clock.h"
 #include "platform/fsinfo.h"
+#include "util/names.h"
 #include "util/pattern.h"
 #include "workers/bench.h"
-
-/* The sequence number is printed with at least this many digits, so names sort. */
-#define MANYFILES_SEQ_DIGITS 6
-/* Room for the longest sequence number (20 digits) and the terminator. */
-#define MANYFILES_SEQ_ROOM 21
 
 struct manyfiles_priv {
 	/* Files 0..created-1 exist because we created them; teardown removes exactly those. */
 	uint64_t created;
 	size_t prefix_len;
-	char name[NAME_MAX + 1]; /* "stagebench.<part>.<node>.<run_tag>.t<thread>." + seq */
+	char name[NAME_MAX + 1]; /* p->name_prefix ".t<thread>." + seq (util/names.h) */
 	/* All files, with or without fsync: chosen in setup. */
 	int (*loop)(struct bench_ctx *c, struct manyfiles_priv *s);
 };
@@ -35,19 +31,7 @@ struct manyfiles_priv {
 /* Complete s->name with seq, in place: the timed loop must neither allocate nor format. */
 static void manyfiles_name(struct manyfiles_priv *s, uint64_t seq)
 {
-	char digits[MANYFILES_SEQ_ROOM];
-	char *d = s->name + s->prefix_len;
-	int n = 0;
-
-	do {
-		digits[n++] = (char)('0' + seq % 10);
-		seq /= 10;
-	} while (seq);
-	while (n < MANYFILES_SEQ_DIGITS)
-		digits[n++] = '0';
-	while (n)
-		*d++ = digits[--n];
-	*d = '\0';
+	names_file_seq(s->name + s->prefix_len, seq);
 }
 
 /* Errors name the file by its full path; formatting is fine here, the loop is over. */
@@ -162,20 +146,18 @@ static int manyfiles_setup(struct bench_ctx *c)
 	const struct bench_params *p = c->p;
 	struct manyfiles_priv *s;
 	size_t whole = p->xfer & ~(uint64_t)(PATTERN_BLOCK - 1);
-	int n, rc = 0;
+	int rc = 0;
 
-	if (!p->xfer || p->dirfd < 0 || !p->part || !p->node || !p->run_tag)
+	if (!p->xfer || p->dirfd < 0 || !p->name_prefix)
 		return bench_fail(c, "setup", p->dir, EINVAL);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return bench_fail(c, "setup", p->dir, ENOMEM);
-	n = snprintf(s->name, sizeof(s->name), "stagebench.%s.%s.%s.t%u.", p->part, p->node,
-		     p->run_tag, c->thread);
-	if (n < 0 || (size_t)n + MANYFILES_SEQ_ROOM > sizeof(s->name)) {
-		rc = bench_fail(c, "setup", p->dir, ENAMETOOLONG);
+	rc = names_file_thread(s->name, sizeof(s->name), p->name_prefix, c->thread, &s->prefix_len);
+	if (rc) {
+		rc = bench_fail(c, "setup", p->dir, rc);
 		goto out;
 	}
-	s->prefix_len = (size_t)n;
 	s->loop = p->fsync ? manyfiles_loop_fsync : manyfiles_loop_plain;
 	pattern_fill(c->buf, whole, p->generation, 0);
 	memset((unsigned char *)c->buf + whole, 0, p->xfer - whole);
@@ -218,6 +200,7 @@ static void manyfiles_teardown(struct bench_ctx *c)
 const struct bench_ops bench_manyfiles = {
     .name = "manyfiles",
     .caps = BENCH_WRITES_FILES,
+    .unit = BENCH_UNIT_BYTES_WRITTEN,
     .what = "create count new files of chunk bytes, written in xfer pieces (4)",
     .setup = manyfiles_setup,
     .run = manyfiles_run,

@@ -246,6 +246,7 @@ static int mmaptouch_setup(struct bench_ctx *c)
 const struct bench_ops bench_mmaptouch = {
     .name = "mmaptouch",
     .caps = BENCH_READS_REPLICA | BENCH_MAPS_REPLICA,
+    .unit = BENCH_UNIT_PAGES,
     .what = "open, mmap read-only, touch each page in order, munmap, close; `passes` times (1b)",
     .setup = mmaptouch_setup,
     .run = mmaptouch_run,

@@ -30,6 +30,7 @@ static int null_run(struct bench_ctx *c)
 const struct bench_ops bench_null = {
     .name = "null",
     .caps = 0,
+    .unit = BENCH_UNIT_OPS,
     .what = "no I/O: two clock reads per operation (driver overhead)",
     .run = null_run,
 };

@@ -147,6 +147,7 @@ static void randread_teardown(struct bench_ctx *c)
 const struct bench_ops bench_randread = {
     .name = "randread",
     .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
+    .unit = BENCH_UNIT_BYTES_READ,
     .what = "count preads of chunk bytes at random aligned offsets of the replica (2, 3)",
     .setup = randread_setup,
     .run = randread_run,

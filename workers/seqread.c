@@ -168,6 +168,7 @@ static int seqread_run(struct bench_ctx *c)
 const struct bench_ops bench_seqread = {
     .name = "seqread",
     .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
+    .unit = BENCH_UNIT_BYTES_READ,
     .what = "open, read the replica to EOF in xfer pieces, close; `passes` times (1a)",
     .setup = seqread_setup,
     .run = seqread_run,

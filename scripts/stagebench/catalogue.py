@@ -6,6 +6,7 @@ from the binary itself, so that no test, part or version is written twice."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -17,26 +18,105 @@ SCHEMA = "stagebench.catalogue/1"
 FILE = "catalogue.json"
 
 
+# What a part counts, and the unit of its rate (per second of its time).
+COUNTED = ("bytes read", "bytes written", "pages touched", "operations")
+RATE_UNITS = ("B/s", "pages/s", "ops/s")
+TIERS = ("node_cache", "server_cache", "server_disk", None)
+OPTION_TYPES = ("count", "integer", "size", "seconds")
+SCOPES = ("part", "test", "run")
+
+_WHOLE = re.compile(r"^[0-9]+$")
+_SECONDS = re.compile(r"^[0-9]+(\.[0-9]+)?s?$")
+
+
+class Option:
+    """A numeric option of `stagebench run` as the catalogue gives it: its range and its
+    scope (part: refused when the run names more than one part; test: more than one test;
+    run: always allowed)."""
+
+    __slots__ = ("option", "type", "min", "max", "scope", "dest")
+
+    def __init__(self, d):
+        self.option = str(d["option"])
+        self.type = _one_of(d["type"], OPTION_TYPES, "type of " + self.option)
+        self.min, self.max = float(d["min"]), float(d["max"])
+        self.scope = _one_of(d["scope"], SCOPES, "scope of " + self.option)
+        self.dest = self.option.lstrip("-").replace("-", "_")
+
+    def check(self, value):
+        """A value given on the command line against the range: UsageError, in the binary's
+        words, when it is malformed or out of range. A size is left to the binary's check."""
+        text = str(value)
+        if self.type == "size":
+            return
+        if self.type == "seconds":
+            ok, form = _SECONDS.match(text), "seconds from %g to %g, fractions allowed" % (
+                self.min, self.max)
+            v = float(text.rstrip("s")) if ok else None
+        else:
+            ok, form = _WHOLE.match(text), "a whole number from %s to %s" % (
+                _whole(self.min), _whole(self.max))
+            v = int(text) if ok else None
+        if v is None:
+            raise UsageError("%s '%s' is malformed: expected %s" % (self.option, text, form))
+        if not (self.min <= v <= self.max):
+            raise UsageError("%s '%s' is out of range: expected %s" % (self.option, text, form))
+
+
+def _whole(v):
+    """A range bound as the binary prints a whole number's (2^64 - 1 is no double)."""
+    return "18446744073709551615" if v >= 18446744073709551615.0 else "%.0f" % v
+
+
+def _one_of(v, allowed, what):
+    if v not in allowed:
+        raise ValueError("%s is %r, not one of %s" % (what, v, ", ".join(map(str, allowed))))
+    return v
+
+
 class Catalogue:
     """tests: {test: its entry}, in the binary's order; parts: {part: its entry};
-    all_tests: what 'all' runs; part_test: {part: test}; version: the binary's."""
+    all_tests: what 'all' runs; part_test: {part: test}; version: the binary's; scales: the
+    scale names; options: [Option] of `stagebench run`.
+
+    A test's entry: parts, title, replica (it reads a replica), recreate (the spec recreates
+    it between repetitions), needs_prepare, in_all, server_drop (the site's server cache drop
+    applies before its parts). A part's: the catalogue's own object, whose counted, rate_unit
+    and tier are checked."""
 
     def __init__(self, doc, origin):
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise UsageError("%s is not a stagebench catalogue (%s)" % (origin, SCHEMA))
         try:
             self.version = str(doc["version"])
+            self.scales = [str(s) for s in doc["scales"]]
             self.tests = {}
             for t in doc["tests"]:
                 self.tests[str(t["test"])] = {
                     "parts": [str(p) for p in t["parts"]], "title": str(t["title"]),
                     "replica": bool(t["has_replica"]), "recreate": bool(t["recreate"]),
-                    "needs_prepare": bool(t["needs_prepare"]), "in_all": bool(t["in_all"])}
+                    "needs_prepare": bool(t["needs_prepare"]), "in_all": bool(t["in_all"]),
+                    "server_drop": bool(t["server_drop"])}
             self.parts = {str(p["part"]): dict(p) for p in doc["parts"]}
+            for name, p in self.parts.items():
+                _one_of(p["counted"], COUNTED, "counted of part " + name)
+                _one_of(p["rate_unit"], RATE_UNITS, "rate_unit of part " + name)
+                _one_of(p["tier"], TIERS, "tier of part " + name)
+            self.options = [Option(o) for o in doc["options"]]
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError("%s: a malformed catalogue (%s)" % (origin, e))
         self.all_tests = [t for t, d in self.tests.items() if d["in_all"]]
         self.part_test = {p: t for t, d in self.tests.items() for p in d["parts"]}
+
+    def tests_where(self, key):
+        """The tests, in the catalogue's order, whose entry's key is true (replica, recreate,
+        server_drop...)."""
+        return [t for t, d in self.tests.items() if d[key]]
+
+    def parts_where(self, key, value):
+        """The parts, in the catalogue's order, whose key is value (rate_unit, tier...)."""
+        return [p for t in self.tests for p in self.tests[t]["parts"]
+                if self.parts.get(p, {}).get(key) == value]
 
     def parse_tests(self, words):
         """The test names given, in order, 'all' expanded; parts (2a) are allowed too.

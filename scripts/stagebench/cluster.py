@@ -25,9 +25,10 @@ import argparse
 import sys
 
 from . import catalogue
-from . import common as L
-from . import procs as P
-from .launcher import MIN_LEAD_S, RUN_FLAGS, Launcher
+from . import common
+from . import procs
+from .launcher import Launcher
+from .launchplan import MIN_LEAD_S, RUN_FLAGS
 
 EPILOG = """\
 examples:
@@ -53,7 +54,8 @@ exit status: 0 every node ok; 1 a node failed, hung, was unreachable or is missi
 """
 
 
-def parse_args(argv):
+def build_parser():
+    """The command line's parser (its completion is generated from it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-cluster", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run stagebench on every node of a cluster at once and collect the "
@@ -66,7 +68,11 @@ def parse_args(argv):
     ap.add_argument("tests", nargs="*", metavar="TEST",
                     help="1a 1b 2 3 4 all, or parts (2a)")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    return ap.parse_args(argv)
+    return ap
+
+
+def parse_args(argv):
+    return build_parser().parse_args(argv)
 
 
 def _node_options(g):
@@ -180,12 +186,12 @@ def main():
     lau = Launcher(args)
     try:
         return lau.main()
-    except L.UsageError as e:
-        L.say("error: %s" % e)
-        return L.EXIT_USAGE
+    except common.UsageError as e:
+        common.say("error: %s" % e)
+        return common.EXIT_USAGE
     finally:
         if lau.manifest is not None:
             try:
-                P.stop_descendants(grace=2.0)
+                procs.stop_descendants(grace=2.0)
             except Exception:
                 pass

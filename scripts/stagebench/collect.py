@@ -20,12 +20,15 @@ import os
 import sys
 
 from . import catalogue
-from . import common as L
-from . import files as F
+from . import collection
+from . import common
+from . import files
 from . import histhook
+from . import model
 from . import plot
 from . import prometheus
-from . import report as R
+from . import report
+from . import reporttext
 from .nodes import nodeset_expand
 
 EPILOG = """\
@@ -64,7 +67,7 @@ def parse_args(argv):
     ap.add_argument("--baseline", metavar="FILE",
                     help="list every node and part slower than this baseline by more than "
                          "--tolerance")
-    L.add_tolerance_option(ap)
+    common.add_tolerance_option(ap)
     ap.add_argument("--top", type=int, default=5, metavar="N",
                     help="slowest nodes and threads listed per part (default: 5)")
     ap.add_argument("--require-ntp", action="store_true",
@@ -86,74 +89,73 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        tolerance = L.parse_tolerance(args.tolerance)
-        slow = L.parse_tolerance(args.slow)
+        tolerance = common.parse_tolerance(args.tolerance)
+        slow = common.parse_tolerance(args.slow)
         if not (1 <= args.top <= 1000):
-            raise L.UsageError("--top %d is out of range: 1 to 1000" % args.top)
+            raise common.UsageError("--top %d is out of range: 1 to 1000" % args.top)
         expect = nodeset_expand(args.expect) if args.expect else None
-        baseline = R.load_baseline(args.baseline) if args.baseline else None
+        baseline = report.load_baseline(args.baseline) if args.baseline else None
         if args.plot:
             plot.check_path(args.plot)
-            L.need("matplotlib")
+            common.need("matplotlib")
         for p in args.results:
             if not os.path.exists(p):
-                raise L.UsageError("'%s' does not exist" % p)
+                raise common.UsageError("'%s' does not exist" % p)
         src = args.results[0] if len(args.results) == 1 else ", ".join(args.results)
-        c = R.collect(args.results, manifest_path=args.manifest)
-        report = R.build_report(c, expect=expect, top=args.top, baseline=baseline,
-                                tolerance=tolerance, require_ntp=args.require_ntp,
-                                source=src)
-    except L.UsageError as e:
-        L.fail(str(e), L.EXIT_USAGE)
+        c = collection.collect(args.results, manifest_path=args.manifest)
+        result = report.build(c, expect=expect, top=args.top, baseline=baseline,
+                              tolerance=tolerance, require_ntp=args.require_ntp, source=src)
+    except common.UsageError as e:
+        common.fail(str(e), common.EXIT_USAGE)
     if args.format == "json":
-        text = R.to_json(report)
+        text = model.to_json(result)
     elif args.format == "csv":
-        text = R.to_csv(report)
+        text = model.to_csv(result)
     else:
-        text = R.to_text(report)
+        text = reporttext.to_text(result)
     if args.output:
-        if not _output("--output " + args.output, F.write_atomic, args.output, text):
-            return L.EXIT_PRECONDITION
-    elif not _output("stdout", _write_stdout, L.safe_text(text)):
-        return L.EXIT_PRECONDITION
-    for f in report["invalid"]:
-        L.say("warning: skipped %s: %s" % (f["file"], f["reason"]))
-    if report["files"] == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
+        if not _output("--output " + args.output, files.write_atomic, args.output, text):
+            return common.EXIT_PRECONDITION
+    elif not _output("stdout", _write_stdout, common.safe_text(text)):
+        return common.EXIT_PRECONDITION
+    for f in result.invalid:
+        common.say("warning: skipped %s: %s" % (f.file, f.reason))
+    if result.files == 0 and len(args.results) == 1 and os.path.isdir(args.results[0]):
         runs = sorted(d for d in os.listdir(args.results[0])
-                      if os.path.exists(os.path.join(args.results[0], d, L.MANIFEST)))
+                      if os.path.exists(os.path.join(args.results[0], d, common.MANIFEST)))
         if runs:
-            L.say("no summary in %s itself; its runs are: %s" % (args.results[0],
-                                                                 " ".join(runs[-10:])))
-    err = prometheus.write(args.prometheus, report, c) if args.prometheus else None
+            common.say("no summary in %s itself; its runs are: %s" % (args.results[0],
+                                                                      " ".join(runs[-10:])))
+    err = prometheus.write(args.prometheus, result) if args.prometheus else None
     if err:
-        L.say("error: --prometheus: %s" % err)
-        return L.EXIT_PRECONDITION
+        common.say("error: --prometheus: %s" % err)
+        return common.EXIT_PRECONDITION
     if args.save_baseline:
-        if not _output("--save-baseline " + args.save_baseline, F.write_json_atomic,
-                       args.save_baseline, R.make_baseline(report, source=src)):
-            return L.EXIT_PRECONDITION
-        L.say("baseline saved to %s" % args.save_baseline)
+        if not _output("--save-baseline " + args.save_baseline, files.write_json_atomic,
+                       args.save_baseline, report.make_baseline(result, source=src)):
+            return common.EXIT_PRECONDITION
+        common.say("baseline saved to %s" % args.save_baseline)
     if args.plot:
         try:
-            F.check_replaceable(args.plot)
-            used = plot.plot(report, args.plot, slow=slow)
-            L.say("plot written to %s (%s)" % (args.plot, used))
+            files.check_replaceable(args.plot)
+            used = plot.plot(result, args.plot, slow=slow)
+            common.say("plot written to %s (%s)" % (args.plot, used))
         except OSError as e:
-            L.say("error: --plot %s: %s" % (args.plot, _cause(e)))
-            return L.EXIT_PRECONDITION
+            common.say("error: --plot %s: %s" % (args.plot, _cause(e)))
+            return common.EXIT_PRECONDITION
         except RuntimeError as e:
-            L.say("error: --plot %s: %s" % (args.plot, e))
-            return L.EXIT_FAILED
-    if histhook.after_collect(args, R.to_json(report), c):  # the history and --html
-        return L.EXIT_PRECONDITION
-    return report["exit_code"]
+            common.say("error: --plot %s: %s" % (args.plot, e))
+            return common.EXIT_FAILED
+    if histhook.after_collect(args, result):  # the history and --html
+        return common.EXIT_PRECONDITION
+    return result.exit_code
 
 
 def _cause(e):
     """The real cause of a failed write, in words ('No space left on device')."""
-    if isinstance(e, F.UnsafePath):
+    if isinstance(e, files.UnsafePath):
         return str(e)
-    return L.errno_text(e)
+    return common.errno_text(e)
 
 
 def _write_stdout(text):
@@ -173,7 +175,7 @@ def _output(what, fn, *args):
         _quiet_stdout()
         return True
     except OSError as e:
-        L.say("error: cannot write %s: %s" % (what, _cause(e)))
+        common.say("error: cannot write %s: %s" % (what, _cause(e)))
         if what == "stdout":
             _quiet_stdout()
         return False

@@ -4,6 +4,7 @@ is one line (what to install) and exit 2, never a traceback."""
 import importlib
 import sys
 
+from . import files
 from .common import EXIT_SIGINT, need
 
 # command module -> the Python packages it needs
@@ -11,7 +12,10 @@ NEEDS = {"cluster": ("ClusterShell",), "collect": ("ClusterShell",), "sim": ("Cl
          "cron": ("ClusterShell",), "history": ()}
 
 
-def run(name):
+def run(name, bindir=None):
+    """Run command module name; bindir: where the commands are installed, when the front end
+    is not there itself (the build tree's names the install's, for the paths it prints)."""
+    files.INSTALLED_BINDIR = bindir
     for module in NEEDS[name]:
         need(module)
     try:

@@ -6,11 +6,11 @@ import re
 import sys
 import time
 
-NODE_SCHEMA = "stagebench.node/1"
+NODE_SCHEMA = "stagebench.node/2"
 MANIFEST_SCHEMA = "stagebench.manifest/2"
 # The manifests the collector reads: /2 added the clock offsets and the server drop.
 MANIFEST_SCHEMAS = ("stagebench.manifest/1", MANIFEST_SCHEMA)
-REPORT_SCHEMA = "stagebench.report/1"
+REPORT_SCHEMA = "stagebench.report/2"
 BASELINE_SCHEMA = "stagebench.baseline/1"
 
 MANIFEST = "manifest.json"
@@ -67,6 +67,11 @@ def check_node_name(name, origin="node name"):
         raise UsageError("%s '%s' is not a valid node name: 1 to 64 letters, digits, '.', '_' or "
                          "'-', not starting with '.' or '-'" % (origin, name))
     return name
+
+
+def part_name_ok(name):
+    """A part's name as the binary writes one: 1 to 16 letters, digits or '_'."""
+    return isinstance(name, str) and bool(_PART_RE.match(name))
 
 
 def run_id_ok(text):

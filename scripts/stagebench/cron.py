@@ -3,11 +3,13 @@
 
 Takes a lock so runs never overlap, runs the launcher (stagebench-cluster, or stagebench-sim
 with --sim) into a dated results directory RESULTS/cron-YYYYmmdd-HHMMSS/, collects it against
-a baseline, keeps the last K runs, logs to RESULTS/stagebench-cron.log, and exits with the
-collector's status. It prints nothing when all is well and the report when not, so cron mails
-only the problems.
+a baseline, records the night in the history (RESULTS/history.sqlite) and judges it there
+(what is flagged joins the report and fails the night; RESULTS/history-health.json for NHC),
+keeps the last K runs, logs to RESULTS/stagebench-cron.log, and exits with the collector's
+status. It prints nothing when all is well and the report when not, so cron mails only the
+problems.
 
-    15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench \\
+    15 2 * * * BINDIR/stagebench-cron --results /shared/stagebench \\
         --baseline /shared/stagebench/baseline.json --tolerance 15 \\
         -- -g compute --dir /stage/bench all
 """
@@ -23,12 +25,15 @@ import sys
 import time
 
 from . import catalogue
-from . import common as L
-from . import files as F
+from . import collection
+from . import common
+from . import files
 from . import histhook
-from . import procs as P
+from . import model
+from . import procs
 from . import prometheus
-from . import report as R
+from . import report
+from . import reporttext
 
 LOG = "stagebench-cron.log"
 LOCK = ".stagebench-cron.lock"
@@ -37,7 +42,7 @@ MARK = "STAGEBENCH_CRON_RESULTS"  # in the environment of every process of a run
 RUN_RE = re.compile(r"^cron-\d{8}-\d{6}(-\d+)?$")
 EPILOG = """\
 crontab line (every night at 02:15):
-  15 2 * * * /usr/local/bin/stagebench-cron --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
+  15 2 * * * {cron} --results /shared/stagebench --baseline /shared/stagebench/baseline.json --tolerance 15 -- -g compute --dir /stage/bench all
 
 The tolerance is in percent, written without a % sign: cron turns a bare % into a newline
 and cuts the command there. The arguments after -- go to stagebench-cluster (or
@@ -51,17 +56,15 @@ report or baseline could not be written (the cause named); 130/143 interrupted.
 """
 
 
-def parse_args(argv):
-    if "--" in argv:
-        i = argv.index("--")
-        own, rest = argv[:i], argv[i + 1:]
-    else:
-        own, rest = argv, []
+def build_parser():
+    """The parser of the wrapper's own options, before -- (its completion is generated from
+    it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-cron", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Nightly stagebench validation: locked, dated, collected against a "
                     "baseline, pruned, logged.",
-        usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...", epilog=EPILOG)
+        usage="%(prog)s --results DIR [options] -- LAUNCHER-ARGS...",
+        epilog=EPILOG.format(cron=os.path.join(files.bindir(), "stagebench-cron")))
     ap.add_argument("--results", required=True, metavar="DIR",
                     help="where the dated runs, the log and the lock live")
     ap.add_argument("--keep", type=int, default=14, metavar="K",
@@ -69,7 +72,7 @@ def parse_args(argv):
     ap.add_argument("--baseline", metavar="FILE",
                     help="compare against this baseline (created from the first good run "
                          "when it does not exist)")
-    L.add_tolerance_option(ap)
+    common.add_tolerance_option(ap)
     ap.add_argument("--sim", action="store_true",
                     help="run stagebench-sim instead of stagebench-cluster (a trial on one "
                          "machine)")
@@ -79,7 +82,16 @@ def parse_args(argv):
     ap.add_argument("--verbose", "-v", action="store_true",
                     help="print the report even when all is well")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    args = ap.parse_args(own)
+    return ap
+
+
+def parse_args(argv):
+    if "--" in argv:
+        i = argv.index("--")
+        own, rest = argv[:i], argv[i + 1:]
+    else:
+        own, rest = argv, []
+    args = build_parser().parse_args(own)
     args.launcher_args = rest
     return args
 
@@ -90,11 +102,11 @@ def open_log(path):
     logger = logging.getLogger("stagebench-cron")
     logger.setLevel(logging.INFO)
     logger.propagate = False
-    handler = logging.StreamHandler(F.open_ours(path))
+    handler = logging.StreamHandler(files.open_ours(path))
     handler.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(message)s",
                                            "%Y-%m-%d %H:%M:%S"))
     logger.addHandler(handler)
-    return lambda msg: logger.info("%s", L.safe_text(msg))
+    return lambda msg: logger.info("%s", common.safe_text(msg))
 
 
 def read_record(path):
@@ -102,7 +114,7 @@ def read_record(path):
     (lines 'start RUN' and 'end RUN STATUS'), a file of ours."""
     runs, ended = [], set()
     try:
-        with F.open_ours(path) as f:
+        with files.open_ours(path) as f:
             f.seek(0)
             for line in f.read(1 << 20).splitlines():
                 w = line.split()
@@ -117,7 +129,7 @@ def read_record(path):
 
 
 def record(path, line):
-    with F.open_ours(path) as f:
+    with files.open_ours(path) as f:
         f.write(line + "\n")
         f.flush()
         os.fsync(f.fileno())
@@ -130,7 +142,7 @@ def prune(results, keep, current, log, record_path):
     for d, _ended in read_record(record_path):
         path = os.path.join(results, d)
         try:
-            F.check_dir(path)
+            files.check_dir(path)
         except FileNotFoundError:
             continue
         except OSError as e:
@@ -148,59 +160,59 @@ def live_processes(tag):
     """Pids of live processes whose environment carries the run marker tag (the launcher of a
     run and everything it started on this machine)."""
     want = ("%s=%s" % (MARK, tag)).encode()
-    return sorted(pid for pid, env in P.live_others("environ", 1 << 20)
+    return sorted(pid for pid, env in procs.live_others("environ", 1 << 20)
                   if want in env.split(b"\0"))
 
 
 def setup(args):
     """The checked arguments: (tolerance, script, results, baseline, log path)."""
     if not (1 <= args.keep <= 100000):
-        raise L.UsageError("--keep %d is out of range: 1 to 100000" % args.keep)
-    tolerance = L.parse_tolerance(args.tolerance)
+        raise common.UsageError("--keep %d is out of range: 1 to 100000" % args.keep)
+    tolerance = common.parse_tolerance(args.tolerance)
     if not args.launcher_args:
-        raise L.UsageError("give the launcher's arguments after --: nodes, --dir, tests")
+        raise common.UsageError("give the launcher's arguments after --: nodes, --dir, tests")
     for a in args.launcher_args:
         if a in ("--results", "--run-id") or a.startswith(("--results=", "--run-id=")):
-            raise L.UsageError("%s is set by stagebench-cron: leave it out" % a)
+            raise common.UsageError("%s is set by stagebench-cron: leave it out" % a)
     name = "stagebench-sim" if args.sim else "stagebench-cluster"
-    script = F.find_sibling(name)
+    script = files.find_sibling(name)
     if not script:
-        raise L.UsageError("%s is neither beside this command nor on PATH" % name)
+        raise common.UsageError("%s is neither beside this command nor on PATH" % name)
     results = os.path.abspath(args.results)
     try:
-        F.ensure_dir(results)
+        files.ensure_dir(results)
         # the lock, the log, the record of runs and the runs live here: only we may write
-        F.check_closed_dir(results)
+        files.check_closed_dir(results)
         logpath = os.path.abspath(args.log or os.path.join(results, LOG))
-        F.check_closed_dir(os.path.dirname(logpath))
-    except F.UnsafePath as e:
-        raise L.UsageError("%s: the lock, log and runs of stagebench-cron must be where only "
-                           "this user can write" % e)
+        files.check_closed_dir(os.path.dirname(logpath))
+    except files.UnsafePath as e:
+        raise common.UsageError("%s: the lock, log and runs of stagebench-cron must be where only "
+                                "this user can write" % e)
     baseline = None
     if args.baseline and os.path.exists(args.baseline):
-        baseline = R.load_baseline(args.baseline)
+        baseline = report.load_baseline(args.baseline)
     return tolerance, script, results, baseline, logpath
 
 
 def take_lock(results, log):
     """The lock file (ours, never through a link), locked; None when another run holds it or
     a previous run's processes are still alive (said, logged)."""
-    lockf = F.open_ours(os.path.join(results, LOCK))
+    lockf = files.open_ours(os.path.join(results, LOCK))
     try:
         fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         lockf.seek(0)
-        holder = L.safe_text(lockf.read(200).strip() or "?")
+        holder = common.safe_text(lockf.read(200).strip() or "?")
         log("skipped: the previous run (%s) still holds the lock" % holder)
-        L.say("error: the previous run (%s) still holds %s: not starting another"
-              % (holder, os.path.join(results, LOCK)))
+        common.say("error: the previous run (%s) still holds %s: not starting another"
+                   % (holder, os.path.join(results, LOCK)))
         return None
     alive = live_processes(results)
     if alive:
         log("skipped: a previous run's processes are still alive (pids %s)"
             % " ".join(map(str, alive[:20])))
-        L.say("error: a previous run's processes are still alive, its lock released (pids "
-              "%s): not starting another" % " ".join(map(str, alive[:20])))
+        common.say("error: a previous run's processes are still alive, its lock released (pids "
+                   "%s): not starting another" % " ".join(map(str, alive[:20])))
         return None
     return lockf
 
@@ -213,7 +225,7 @@ def _new_run_dir(results):
         n += 1
         run_id = "cron-%s-%d" % (time.strftime("%Y%m%d-%H%M%S", time.gmtime()), n)
     rundir = os.path.join(results, run_id)
-    F.make_dir(rundir, 0o755)
+    files.make_dir(rundir, 0o755)
     return run_id, rundir
 
 
@@ -224,14 +236,14 @@ def _launch(args, script, results, run_id, rundir, lockf, log):
     log("start %s: %s" % (run_id, " ".join(cmd)))
     env = dict(os.environ)
     env[MARK] = results
-    with F.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
+    with files.open_new(os.path.join(rundir, "launcher.log"), 0o644) as out:
         # The launcher holds the lock too (pass_fds): if this wrapper dies, the next run
         # still finds it locked while the launcher lives, and the marker in the environment
         # finds what the launcher started once it is gone.
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=env,
                                 pass_fds=(lockf.fileno(),))
-        P.forward_signals(proc)
+        procs.forward_signals(proc)
         rc = proc.wait()
     log("launcher exited %d" % rc)
     return rc
@@ -240,12 +252,12 @@ def _launch(args, script, results, run_id, rundir, lockf, log):
 def _say_report(text, rundir, logpath, log):
     """The report on stdout; False (said in the log and on stderr) when stdout fails."""
     try:
-        sys.stdout.write(L.safe_text(text))
+        sys.stdout.write(common.safe_text(text))
         sys.stdout.write("(results: %s; log: %s)\n" % (rundir, logpath))
         sys.stdout.flush()
     except OSError as e:
-        log("cannot write the report on stdout: %s" % L.errno_text(e))
-        L.say("error: cannot write stdout: %s" % L.errno_text(e))
+        log("cannot write the report on stdout: %s" % common.errno_text(e))
+        common.say("error: cannot write stdout: %s" % common.errno_text(e))
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
         except OSError:
@@ -258,10 +270,11 @@ def main():
     args = parse_args(sys.argv[1:])
     try:
         tolerance, script, results, baseline, logpath = setup(args)
-    except L.UsageError as e:
-        L.fail(str(e), L.EXIT_USAGE)
+    except common.UsageError as e:
+        common.fail(str(e), common.EXIT_USAGE)
     except OSError as e:
-        L.fail("cannot create %s: %s" % (args.results, L.errno_text(e)), L.EXIT_USAGE)
+        common.fail("cannot create %s: %s" % (args.results, common.errno_text(e)),
+                    common.EXIT_USAGE)
 
     try:
         log = open_log(logpath)
@@ -269,10 +282,10 @@ def main():
         rec = os.path.join(results, RECORD)
         previous = read_record(rec)
     except OSError as e:
-        L.fail("%s" % (e if isinstance(e, F.UnsafePath) else "%s: %s" % (
-            e.filename, L.errno_text(e))), L.EXIT_PRECONDITION)
+        common.fail("%s" % (e if isinstance(e, files.UnsafePath) else "%s: %s" % (
+            e.filename, common.errno_text(e))), common.EXIT_PRECONDITION)
     if lockf is None:
-        return L.EXIT_PRECONDITION
+        return common.EXIT_PRECONDITION
     lockf.seek(0)
     lockf.truncate()
     lockf.write("pid %d since %s\n" % (os.getpid(), time.strftime("%Y-%m-%d %H:%M:%S")))
@@ -293,54 +306,70 @@ def main():
             signame = "signal %d" % -rc
         notes.append("the launcher died (killed by %s): the run is incomplete" % signame)
         log(notes[-1])
-    if rc == L.EXIT_USAGE:
+    if rc == common.EXIT_USAGE:
         with open(os.path.join(rundir, "launcher.log")) as f:
             text = f.read()
         log("bad launcher arguments: %s" % text.strip().splitlines()[-1:])
-        sys.stdout.write(L.safe_text(text))
+        sys.stdout.write(common.safe_text(text))
         shutil.rmtree(rundir, ignore_errors=True)
-        record(rec, "end %s %d" % (run_id, L.EXIT_USAGE))
-        return L.EXIT_USAGE
+        record(rec, "end %s %d" % (run_id, common.EXIT_USAGE))
+        return common.EXIT_USAGE
+    return _collect_run(args, Night(run_id, rundir, rc, notes, log, logpath, rec, results),
+                        baseline, tolerance)
 
-    c = R.collect([rundir])
-    report = R.build_report(c, baseline=baseline, tolerance=tolerance, source=rundir)
-    text = "".join("%s\n" % x for x in notes) + R.to_text(report)
-    status = report["exit_code"]
-    failed_writes = not (_write(log, F.write_atomic, os.path.join(rundir, L.REPORT_TXT), text)
-                         and _write(log, F.write_atomic, os.path.join(rundir, L.REPORT_JSON),
-                                    R.to_json(report)))
-    if rc < 0 and status == L.EXIT_OK:
-        status = L.EXIT_FAILED
+
+class Night:
+    """One night's run as the wrapper knows it: its id and directory, the launcher's exit
+    status, the notes said before the report, the log, the record of runs."""
+
+    def __init__(self, run_id, rundir, rc, notes, log, logpath, rec, results):
+        self.run_id, self.rundir, self.rc, self.notes = run_id, rundir, rc, notes
+        self.log, self.logpath, self.rec, self.results = log, logpath, rec, results
+
+
+def _collect_run(args, night, baseline, tolerance):
+    """The run collected: its report written (report.txt, report.json), the baseline made
+    when there is none and the run is good, the run recorded and old runs pruned, the report
+    said when it is not ok, the metrics written; returns the exit status."""
+    log, rundir, run_id = night.log, night.rundir, night.run_id
+    result = report.build(collection.collect([rundir]), baseline=baseline,
+                          tolerance=tolerance, source=rundir)
+    text = "".join("%s\n" % x for x in night.notes) + reporttext.to_text(result)
+    status = result.exit_code
+    failed_writes = not (
+        _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_TXT), text) and
+        _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_JSON),
+               model.to_json(result)))
+    if night.rc < 0 and status == common.EXIT_OK:
+        status = common.EXIT_FAILED
     log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
-        % (run_id, report["status"], len(report["nodes"]["failed"]),
-           len(report["nodes"]["missing"]), len(report["invalid"]),
-           len(report["regressions"])))
-    night = histhook.after_cron(results, rundir, R.to_json(report), c, log, tolerance)
-    if night.flagged:  # the history's regressions: said with the report, and exit 1
-        text += night.text
-        status = status or L.EXIT_FAILED
+        % (run_id, result.status, len(result.nodes.failed), len(result.nodes.missing),
+           len(result.invalid), len(result.regressions)))
+    hist = histhook.after_cron(night.results, rundir, result, log, tolerance)
+    if hist.flagged:  # the history's regressions: said with the report, and exit 1
+        text += hist.text
+        status = status or common.EXIT_FAILED
     if args.baseline and baseline is None:
-        if status == L.EXIT_OK:
-            if _write(log, F.write_json_atomic, args.baseline,
-                      R.make_baseline(report, source=rundir)):
+        if status == common.EXIT_OK:
+            if _write(log, files.write_json_atomic, args.baseline,
+                      report.make_baseline(result, source=rundir)):
                 log("baseline %s created from %s" % (args.baseline, run_id))
             else:
                 failed_writes = True
         else:
             log("no baseline yet, and %s is not good enough to become one" % run_id)
-    record(rec, "end %s %d" % (run_id, status))
-    prune(results, args.keep, run_id, log, rec)
-    if rc in (L.EXIT_SIGINT, L.EXIT_SIGTERM):
-        status = rc
-    if failed_writes and status == L.EXIT_OK:
-        status = L.EXIT_PRECONDITION
-    if status != L.EXIT_OK or args.verbose or notes:
-        if not _say_report(text, rundir, logpath, log):
-            status = status or L.EXIT_PRECONDITION
+    record(night.rec, "end %s %d" % (run_id, status))
+    prune(night.results, args.keep, run_id, log, night.rec)
+    if night.rc in (common.EXIT_SIGINT, common.EXIT_SIGTERM):
+        status = night.rc
+    if failed_writes and status == common.EXIT_OK:
+        status = common.EXIT_PRECONDITION
+    if status != common.EXIT_OK or args.verbose or night.notes:
+        if not _say_report(text, rundir, night.logpath, log):
+            status = status or common.EXIT_PRECONDITION
     if args.prometheus:
-        log(prometheus.write(args.prometheus, report, c, status, night.doc) or
-            "metrics written to %s"
-            % args.prometheus)
+        log(prometheus.write(args.prometheus, result, status, hist.judgement) or
+            "metrics written to %s" % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status
 
@@ -351,7 +380,7 @@ def _write(log, fn, path, data):
         fn(path, data)
         return True
     except OSError as e:
-        why = str(e) if isinstance(e, F.UnsafePath) else L.errno_text(e)
+        why = str(e) if isinstance(e, files.UnsafePath) else common.errno_text(e)
         log("cannot write %s: %s" % (path, why))
-        L.say("error: cannot write %s: %s" % (path, why))
+        common.say("error: cannot write %s: %s" % (path, why))
         return False

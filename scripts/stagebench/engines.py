@@ -28,13 +28,17 @@ NODE = "\0h"  # placeholder for the node name in a command, substituted per node
 
 
 class Outcome:
-    __slots__ = ("rc", "timeout", "out", "err")
+    """What one node did in a round: its exit status (None: unknown, or still running),
+    whether it ran out of time, its stdout and stderr lines, and the machine reason of its
+    error where the node gave one (an armed run's state)."""
+    __slots__ = ("rc", "timeout", "out", "err", "reason")
 
     def __init__(self):
         self.rc = None
         self.timeout = False
         self.out = []
         self.err = []
+        self.reason = None
 
 
 def shell_line(args):

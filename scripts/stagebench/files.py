@@ -168,6 +168,17 @@ def script_dir():
     return os.path.dirname(os.path.realpath(sys.argv[0]))
 
 
+# Where the commands are installed, when the running one is not there (the build tree's front
+# ends name the install's bin/: stagebench.command.run).
+INSTALLED_BINDIR = None
+
+
+def bindir():
+    """The directory of the installed commands, for the paths a command prints: the running
+    command's own, or the install's when it runs from the build tree."""
+    return INSTALLED_BINDIR or script_dir()
+
+
 def find_sibling(name):
     """A program beside the running command (installed together), else on PATH."""
     p = os.path.join(script_dir(), name)

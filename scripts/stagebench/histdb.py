@@ -29,7 +29,7 @@ import sqlite3
 import time
 from urllib.parse import quote
 
-from . import files as F
+from . import files
 
 FORMAT = "stagebench.history"
 APPLICATION_ID = 0x53424849  # "SBHI" in the SQLite header: a stagebench history
@@ -141,8 +141,8 @@ def _checked_file(path, create):
     new (empty). Raises Refused or OSError."""
     d = os.path.dirname(os.path.abspath(path))
     try:
-        F.check_closed_dir(d)
-    except F.UnsafePath as e:
+        files.check_closed_dir(d)
+    except files.UnsafePath as e:
         raise Refused("%s: the history must be in a directory only this user can write" % e)
     try:
         st = os.lstat(path)
@@ -151,7 +151,7 @@ def _checked_file(path, create):
             raise Refused("no history at %s (stagebench-history ingest, or a collected run, "
                           "creates it)" % path)
         try:
-            F.open_new(path, 0o644, binary=True).close()
+            files.open_new(path, 0o644, binary=True).close()
         except FileExistsError:  # another collector made it just now
             st = os.lstat(path)
         else:
@@ -205,7 +205,7 @@ class History:
             self.db.executemany("INSERT OR IGNORE INTO %s(name) VALUES (?)" % table,
                                 [(n,) for n in missing])
             known.update((n, k) for k, n in self.db.execute("SELECT %s, name FROM %s"
-                                                             % (col, table)))
+                                                            % (col, table)))
         return known
 
     def names(self, table):

@@ -24,13 +24,12 @@ import sys
 import time
 
 from . import catalogue
-from . import common as L
-from . import files as F
+from . import common
+from . import files
 from . import histdb
-from . import ingest as I
-from . import regress as G
+from . import ingest
+from . import regress
 
-SCHEMA = "stagebench.regressions/1"
 HEALTH = "history-health.json"
 HEALTH_SCHEMA = "stagebench.history-health/1"
 EPILOG = """\
@@ -49,57 +48,101 @@ history is too short to judge, or an output could not be written.
 """
 
 
-def parse_args(argv):
+def build_parser():
+    """The parser; its --help also lists each command's options (the man page's OPTIONS are
+    made from --help)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-history", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="The history of stagebench runs: ingest, regressions, trends, a report "
-                    "page.", epilog=EPILOG)
+                    "page.")
     ap.add_argument("--history", metavar="FILE",
                     help="the history database (default: RESULTS/history.sqlite)")
     ap.add_argument("--results", metavar="DIR", default=os.environ.get("STAGEBENCH_RESULTS"),
-                    help="the results directory holding history.sqlite (default: "
-                         "$STAGEBENCH_RESULTS)")
+                    help="the results directory holding history.sqlite and "
+                         "history-health.json (default: $STAGEBENCH_RESULTS)")
     ap.add_argument("--html", metavar="FILE",
                     help="write the judged run's report page (one self-contained HTML file)")
     ap.add_argument("--version", action=catalogue.VersionAction)
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser("ingest", help="record result directories (RESULTS/<run-id>/)")
+    commands = _commands(sub)
+    ap.epilog = "".join(_options_help(name, p) for name, p in commands) + EPILOG
+    return ap
+
+
+def _commands(sub):
+    """The commands' parsers: [(name, parser)]."""
+    out = []
+
+    def command(name, help_text):
+        out.append((name, sub.add_parser(name, help=help_text, description=help_text)))
+        return out[-1][1]
+
+    p = command("regressions", "judge the newest run (the default command)")
+    p.add_argument("--run", metavar="RUN", help="judge this run (default: the newest)")
+    _outputs(p, "the findings")
+    p.add_argument("--health-file", metavar="FILE",
+                   help="also write the nodes' lasting regressions for `health` (NHC) to FILE")
+    p.add_argument("--prometheus", metavar="FILE",
+                   help="also write the flags as node_exporter textfile metrics to FILE")
+    _params(p)
+    p = command("ingest", "record result directories (RESULTS/<run-id>/)")
     p.add_argument("dirs", nargs="+", metavar="DIR")
-    p = sub.add_parser("regressions", help="judge the newest run (the default command)")
-    _judge_options(p)
-    p = sub.add_parser("accept", help="take a change as the new normal from a run on")
+    p = command("show", "a node's, a server's or a part's nightly series")
+    p.add_argument("name", metavar="NODE|SERVER|PART")
+    p.add_argument("--part", metavar="PART", help="the part of a node's or a server's series "
+                   "(default: every part)")
+    p.add_argument("--kind", choices=("node", "server", "part"),
+                   help="what NAME is, where the history knows it as more than one")
+    p.add_argument("--nights", type=int, default=60, metavar="N",
+                   help="the last N nights (default: 60)")
+    p.add_argument("--plot", metavar="FILE", help="plot the series to FILE (.png or .svg)")
+    _outputs(p, "the series")
+    _params(p)
+    p = command("accept", "take a change as the new normal from a run on")
     p.add_argument("name", metavar="NODE|SERVER")
     p.add_argument("part", metavar="PART")
     p.add_argument("--from", dest="from_run", required=True, metavar="RUN",
                    help="the run (its id) from which the series counts again")
     p.add_argument("--kind", choices=("node", "server"),
                    help="whether NAME is a node or a server (when the history knows both)")
-    p = sub.add_parser("show", help="a node's, a server's or a part's nightly series")
-    p.add_argument("name", metavar="NODE|SERVER|PART")
-    p.add_argument("--part", metavar="PART", help="the part of a node's or a server's series "
-                   "(default: every part)")
-    p.add_argument("--kind", choices=("node", "server", "part"))
-    p.add_argument("--nights", type=int, default=60, metavar="N",
-                   help="the last N nights (default: 60)")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    p.add_argument("--plot", metavar="FILE", help="plot the series to FILE (.png or .svg)")
-    p.add_argument("--output", "-o", metavar="FILE")
-    _params(p)
-    p = sub.add_parser("runs", help="the recorded runs")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    p = sub.add_parser("health", help="a node's health from the last judgement (for NHC)")
-    p.add_argument("--node", default=os.uname()[1].split(".")[0], metavar="NAME")
+    p = command("runs", "the recorded runs")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text",
+                   help="text (default), json or csv")
+    p = command("health", "a node's health from the last judgement (for NHC)")
+    p.add_argument("--node", default=os.uname()[1].split(".")[0], metavar="NAME",
+                   help="this node's stagebench name (default: the host name)")
     p.add_argument("--file", metavar="FILE", help="the judgement (default: RESULTS/%s)" % HEALTH)
     p.add_argument("--max-age", type=float, default=26 * 3600, metavar="SECONDS",
                    help="an older judgement is no data (default: 26 h)")
+    return out
+
+
+def _options_help(name, parser):
+    """The option lines of a command's --help, under the heading 'NAME options:'."""
+    lines = parser.format_help().splitlines()
+    heads = [i for i, line in enumerate(lines) if line in ("options:", "optional arguments:")]
+    body = [line for line in lines[heads[0] + 1:] if not line.startswith("  -h, --help")] \
+        if heads else []
+    return "%s options:\n%s\n\n" % (name, "\n".join(body).rstrip("\n")) if body else ""
+
+
+def parse_args(argv):
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.command is None:
         args = ap.parse_args(argv + ["regressions"])
     return args
 
 
+def _outputs(p, what):
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text",
+                   help="%s as text (default), json or csv" % what)
+    p.add_argument("--output", "-o", metavar="FILE", help="write %s to FILE instead of stdout"
+                   % what)
+
+
 def _params(p):
-    d = G.DEFAULTS
+    d = regress.DEFAULTS
     p.add_argument("--tolerance", default="15", metavar="PCT",
                    help="the least slowdown flagged, in percent (default: 15)")
     p.add_argument("--last", type=int, default=d["last"], metavar="N",
@@ -118,31 +161,20 @@ def _params(p):
                    help="significance of a lasting change (default: %g)" % d["pvalue"])
 
 
-def _judge_options(p):
-    p.add_argument("--run", metavar="RUN", help="judge this run (default: the newest)")
-    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
-    p.add_argument("--health-file", metavar="FILE",
-                   help="also write the nodes' lasting regressions for `health` (NHC) to FILE")
-    p.add_argument("--prometheus", metavar="FILE",
-                   help="also write the flags as node_exporter textfile metrics to FILE")
-    _params(p)
-
-
 def params_of(args):
-    p = {"tolerance": L.parse_tolerance(args.tolerance), "last": args.last,
+    p = {"tolerance": common.parse_tolerance(args.tolerance), "last": args.last,
          "min_history": args.min_history, "sigmas": args.sigmas, "window": args.window,
          "min_segment": args.min_segment, "pvalue": args.pvalue}
     for k, lo, hi in (("last", 2, 1000), ("min_history", 2, 1000), ("window", 6, 10000),
                       ("min_segment", 2, 1000)):
         if not lo <= p[k] <= hi:
-            raise L.UsageError("--%s %d is out of range: %d to %d"
-                               % (k.replace("_", "-"), p[k], lo, hi))
+            raise common.UsageError("--%s %d is out of range: %d to %d"
+                                    % (k.replace("_", "-"), p[k], lo, hi))
     if p["min_history"] > p["last"]:
-        raise L.UsageError("--min-history %d is more than --last %d" % (p["min_history"],
-                                                                        p["last"]))
+        raise common.UsageError("--min-history %d is more than --last %d"
+                                % (p["min_history"], p["last"]))
     if not 0 < p["pvalue"] < 1 or not 0 <= p["sigmas"] <= 100:
-        raise L.UsageError("--pvalue is between 0 and 1, --sigmas between 0 and 100")
+        raise common.UsageError("--pvalue is between 0 and 1, --sigmas between 0 and 100")
     return p
 
 
@@ -150,24 +182,13 @@ def history_path(args):
     if args.history:
         return args.history
     if args.results:
-        return os.path.join(args.results, I.HISTORY)
-    raise L.UsageError("name the history: --history FILE, or --results DIR (or set "
+        return os.path.join(args.results, ingest.HISTORY)
+    raise common.UsageError("name the history: --history FILE, or --results DIR (or set "
                        "STAGEBENCH_RESULTS)")
 
 
 # ---------------------------------------------------------------------------------------------
 # Outputs
-
-def result_doc(tonight, findings, params, judge=None, too_short=None):
-    flagged = [f for f in findings if f["flagged"]]
-    return {"schema": SCHEMA, "version": catalogue.load().version,
-            "run_id": tonight[1] if tonight else None,
-            "started": tonight[2] if tonight else None,
-            "parameters": params, "too_short": too_short,
-            "judged_series": judge.judged if judge else 0,
-            "nights_before": judge.nights_before if judge else None,
-            "flagged": len(flagged), "findings": findings}
-
 
 def _pct(x):
     return "%+.0f%%" % (x * 100) if x is not None else "-"
@@ -178,48 +199,50 @@ def _day(t):
 
 
 def finding_line(f):
-    e = f["evidence"]
-    if f["kind"] == "node":
+    """A finding (regress.Finding) in one line."""
+    e = f.evidence
+    since = "%s (%s)" % (f.first_night, _day(f.first_started))
+    if f.kind == "node":
         return ("node %s (server %s) part %s: %s against its own last %d nights (median "
-                "%s), %s against %d peers (%s); slow since %s (%s)" % (
-                    f["name"], f["server"], f["part"], _pct(f["size"]), e["own_nights"],
-                    L.fmt_time(e["own_median_s"]), _pct(e["against_peers"]), e["peers"],
-                    e["peers_scope"], f["first_night"], _day(f["first_started"])))
-    if f["kind"] == "server":
+                "%s), %s against %d peers (%s); slow since %s" % (
+                    f.name, f.server, f.part, _pct(f.size), e.own_nights,
+                    common.fmt_time(e.own_median_s), _pct(e.against_peers), e.peers,
+                    e.peers_scope, since))
+    if f.kind == "server":
         return ("server %s part %s: its nodes moved %s together (%d of %d judged nodes by the "
-                "tolerance or more), the other servers %s; since %s (%s)" % (
-                    f["name"], f["part"], _pct(f["size"]), e["moved"], e["judged"],
-                    _pct(e["others_median_move"]) if e["others_median_move"] is not None
-                    else "(none to compare)", f["first_night"], _day(f["first_started"])))
-    if f["kind"] == "cluster":
+                "tolerance or more), the other servers %s; since %s" % (
+                    f.name, f.part, _pct(f.size), e.moved, e.judged,
+                    _pct(e.others_median_move) if e.others_median_move is not None
+                    else "(none to compare)", since))
+    if f.kind == "cluster":
         return ("every server part %s: the nodes moved %s together (%d of %d judged nodes, "
-                "%d of %d servers, by the tolerance or more); since %s (%s)" % (
-                    f["part"], _pct(f["size"]), e["moved"], e["judged"], e["servers_moved"],
-                    e["servers"], f["first_night"], _day(f["first_started"])))
-    return ("lasting change: %s %s part %s: %s from %s (%s), %d nights before, %d after, "
-            "p=%.2g%s" % (f["scope"], f["name"], f["part"], _pct(f["size"]),
-                          f["first_night"], _day(f["first_started"]), e["nights_before"],
-                          e["nights_after"], e["p_value"],
-                          "" if e["holds_tonight"] or e["direction"] == "faster"
+                "%d of %d servers, by the tolerance or more); since %s" % (
+                    f.part, _pct(f.size), e.moved, e.judged, e.servers_moved, e.servers,
+                    since))
+    return ("lasting change: %s %s part %s: %s from %s, %d nights before, %d after, "
+            "p=%.2g%s" % (f.scope, f.name, f.part, _pct(f.size), since, e.nights_before,
+                          e.nights_after, e.p_value,
+                          "" if e.holds_tonight or e.direction == "faster"
                           else " (reverted since)"))
 
 
 def to_text(doc):
-    out = []
-    if doc["too_short"]:
-        return doc["too_short"] + "\n"
-    flagged = [f for f in doc["findings"] if f["flagged"]]
-    other = [f for f in doc["findings"] if not f["flagged"]]
-    out.append("regressions of run %s (%s): %d flagged, %d series judged, %d nights before"
-               % (doc["run_id"], _day(doc["started"]), len(flagged), doc["judged_series"],
-                  doc["nights_before"]))
-    for f in flagged:
-        out.append("FLAGGED " + finding_line(f))
-    for f in other:
-        out.append("noted   " + finding_line(f))
-    if not doc["findings"]:
+    """The judgement (regress.Judgement) as text: a line, then a line per finding."""
+    if doc.too_short:
+        return doc.too_short + "\n"
+    flagged = doc.flagged_findings()
+    out = ["regressions of run %s (%s): %d flagged, %d series judged, %d nights before"
+           % (doc.run_id, _day(doc.started), len(flagged), doc.judged_series,
+              doc.nights_before)]
+    out += ["FLAGGED " + finding_line(f) for f in flagged]
+    out += ["noted   " + finding_line(f) for f in doc.findings if not f.flagged]
+    if not doc.findings:
         out.append("nothing slower than its own history and its peers, no lasting change")
-    return L.safe_text("\n".join(out) + "\n")
+    return common.safe_text("\n".join(out) + "\n")
+
+
+def to_json(doc):
+    return json.dumps(doc.to_json(), indent=1) + "\n"
 
 
 CSV_FIELDS = ["run_id", "kind", "scope", "name", "server", "part", "size", "flagged",
@@ -230,89 +253,99 @@ def to_csv(doc):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_FIELDS)
-    for f in doc["findings"]:
-        w.writerow([doc["run_id"], f["kind"], f.get("scope", f["kind"]), f["name"],
-                    f["server"], f["part"], "%.6g" % f["size"],
-                    "true" if f["flagged"] else "false", f["first_night"],
-                    "%.3f" % f["first_started"], json.dumps(f["evidence"], sort_keys=True)])
-    return L.safe_text(buf.getvalue())
+    for f in doc.findings:
+        w.writerow([doc.run_id, f.kind, f.scope or f.kind, f.name, f.server, f.part,
+                    "%.6g" % f.size, "true" if f.flagged else "false", f.first_night,
+                    "%.3f" % f.first_started,
+                    json.dumps(f.evidence.to_json(), sort_keys=True)])
+    return common.safe_text(buf.getvalue())
+
+
+def lasting_by_node(doc):
+    """{node: [its flagged lasting changes (regress.Finding)]}: the changes of a node's own
+    series that hold tonight."""
+    nodes = {}
+    for f in doc.findings:
+        if f.flagged and f.kind == "change" and f.scope == "node":
+            nodes.setdefault(f.name, []).append(f)
+    return nodes
 
 
 def health_doc(doc):
-    """The nodes' lasting regressions (flagged changes of a node's own series), for NHC."""
-    nodes = {}
-    for f in doc["findings"]:
-        if f["flagged"] and f["kind"] == "change" and f["scope"] == "node":
-            nodes.setdefault(f["name"], []).append(
-                {"part": f["part"], "size": f["size"], "first_night": f["first_night"]})
-    return {"schema": HEALTH_SCHEMA, "run_id": doc["run_id"], "written_at": time.time(),
-            "nodes": nodes}
+    """RESULTS/history-health.json (stagebench.history-health/1, documented in
+    stagebench-history(5); `stagebench-history health`, NHC's -L, reads it): the nodes'
+    lasting regressions of the judgement doc."""
+    return {"schema": HEALTH_SCHEMA, "run_id": doc.run_id, "written_at": time.time(),
+            "nodes": {node: [{"part": f.part, "size": f.size, "first_night": f.first_night}
+                             for f in found]
+                      for node, found in lasting_by_node(doc).items()}}
 
 
 def _write(path, text):
-    F.write_atomic(path, text)
+    files.write_atomic(path, text)
 
 
 # ---------------------------------------------------------------------------------------------
 # Commands
 
 def cmd_ingest(h, args):
-    rc = L.EXIT_OK
+    rc = common.EXIT_OK
     for d in args.dirs:
         try:
-            run = I.run_from_dir(d)
-        except I.NotARun as e:
-            L.say("skipped %s" % e)
-            rc = L.EXIT_FAILED
+            run = ingest.run_from_dir(d)
+        except ingest.NotARun as e:
+            common.say("skipped %s" % e)
+            rc = common.EXIT_FAILED
             continue
         outcome = histdb.record(h, run)
-        print(L.safe_text("%s: %s (%d results)" % (run.facts["run_id"], outcome,
-                                                   len(run.results))))
+        print(common.safe_text("%s: %s (%d results)" % (run.facts["run_id"], outcome,
+                                                        len(run.results))))
     return rc
 
 
 def judge_doc(h, params, run_id=None):
+    """The judgement (regress.Judgement) of run_id (default: the newest run)."""
+    version = catalogue.load().version
     try:
-        tonight, findings, j = G.judge(h, params, run_id)
-        return result_doc(tonight, findings, params, j)
-    except G.TooShort as e:
+        tonight, findings, j = regress.judge(h, params, run_id)
+        return regress.judgement(version, params, tonight, findings, j)
+    except regress.TooShort as e:
         runs = histdb.runs(h)
-        tonight = runs[-1] if runs else None
-        return result_doc(tonight, [], params, None, too_short=str(e))
+        return regress.judgement(version, params, runs[-1] if runs else None,
+                                 too_short=str(e))
     except KeyError:
-        raise L.UsageError("no run '%s' in the history" % run_id)
+        raise common.UsageError("no run '%s' in the history" % run_id)
 
 
 def cmd_regressions(h, args):
     params = params_of(args)
     doc = judge_doc(h, params, args.run)
-    text = {"json": lambda d: json.dumps(d, indent=1) + "\n", "csv": to_csv,
-            "text": to_text}[args.format](doc)
+    text = {"json": to_json, "csv": to_csv, "text": to_text}[args.format](doc)
     ok = _out(args.output, text)
-    if args.health_file and not doc["too_short"]:
-        ok = _try("--health-file " + args.health_file, F.write_json_atomic, args.health_file,
-                  health_doc(doc)) and ok
+    if args.health_file and not doc.too_short:
+        ok = _try("--health-file " + args.health_file, files.write_json_atomic,
+                  args.health_file, health_doc(doc)) and ok
     if args.prometheus:
         from . import prometheus
         ok = _try("--prometheus " + args.prometheus, _write, args.prometheus,
-                  prometheus.render_regressions(doc)) and ok
+                  prometheus.render_judgement(doc)) and ok
     if args.html:
         ok = write_page(h, args.html, doc) and ok
     if not ok:
-        return L.EXIT_PRECONDITION
-    if doc["too_short"]:
+        return common.EXIT_PRECONDITION
+    if doc.too_short:
         if args.format != "text":
-            L.say(doc["too_short"])
-        return L.EXIT_PRECONDITION
-    return L.EXIT_FAILED if doc["flagged"] else L.EXIT_OK
+            common.say(doc.too_short)
+        return common.EXIT_PRECONDITION
+    return common.EXIT_FAILED if doc.flagged else common.EXIT_OK
 
 
 def write_page(h, path, doc):
     from . import htmlpage
     try:
         page = htmlpage.history_page(h, doc)
-    except I.NotARun as e:
-        L.say("error: --html: %s" % e)
+    except ingest.NotARun as e:
+        common.say("error: --html: %s" % e)
         return False
     return _try("--html " + path, _write, path, page)
 
@@ -320,7 +353,7 @@ def write_page(h, path, doc):
 def cmd_accept(h, args):
     runs = histdb.find_run(h, args.from_run)
     if runs is None:
-        raise L.UsageError("no run '%s' in the history" % args.from_run)
+        raise common.UsageError("no run '%s' in the history" % args.from_run)
     kinds = []
     if args.kind in (None, "node") and h.db.execute(
             "SELECT 1 FROM nodes WHERE name = ?", (args.name,)).fetchone():
@@ -329,23 +362,23 @@ def cmd_accept(h, args):
             "SELECT 1 FROM servers WHERE name = ?", (args.name,)).fetchone():
         kinds.append("server")
     if not kinds:
-        raise L.UsageError("'%s' is no node or server of the history" % args.name)
+        raise common.UsageError("'%s' is no node or server of the history" % args.name)
     if len(kinds) > 1:
-        raise L.UsageError("'%s' is both a node and a server: say which with --kind"
-                           % args.name)
+        raise common.UsageError("'%s' is both a node and a server: say which with --kind"
+                                % args.name)
     if not h.db.execute("SELECT 1 FROM parts WHERE name = ?", (args.part,)).fetchone():
-        raise L.UsageError("'%s' is no part of the history" % args.part)
+        raise common.UsageError("'%s' is no part of the history" % args.part)
     histdb.accept(h, kinds[0], args.name, args.part, runs[1], runs[2])
-    print(L.safe_text("%s %s part %s: its series counts from %s (%s) on" % (
+    print(common.safe_text("%s %s part %s: its series counts from %s (%s) on" % (
         kinds[0], args.name, args.part, runs[1], _day(runs[2]))))
-    return L.EXIT_OK
+    return common.EXIT_OK
 
 
 def cmd_show(h, args):
     from . import trend
     params = params_of(args)
     if not 2 <= args.nights <= 100000:
-        raise L.UsageError("--nights %d is out of range: 2 to 100000" % args.nights)
+        raise common.UsageError("--nights %d is out of range: 2 to 100000" % args.nights)
     sel = trend.select(h, args.name, args.part, args.kind)
     series = trend.series(h, sel, args.nights, params)
     text = {"json": lambda s: json.dumps(s, indent=1) + "\n", "csv": trend.to_csv,
@@ -353,9 +386,9 @@ def cmd_show(h, args):
     ok = _out(args.output, text)
     if args.plot:
         trend.check_plot_path(args.plot)
-        L.need("matplotlib")
+        common.need("matplotlib")
         ok = _try("--plot " + args.plot, trend.plot, series, args.plot) and ok
-    return L.EXIT_OK if ok else L.EXIT_PRECONDITION
+    return common.EXIT_OK if ok else common.EXIT_PRECONDITION
 
 
 def cmd_runs(h, args):
@@ -383,16 +416,16 @@ def cmd_runs(h, args):
                     r["validity"] or "?", r["results"],
                     ("  note: " + r["note"].replace("\n", " / ")) if r["note"] else ""))
         text = buf.getvalue()
-    return L.EXIT_OK if _out(None, L.safe_text(text)) else L.EXIT_PRECONDITION
+    return common.EXIT_OK if _out(None, common.safe_text(text)) else common.EXIT_PRECONDITION
 
 
 def cmd_health(args):
     """One line for NHC: this node's lasting regressions from the last judgement."""
     path = args.file or (os.path.join(args.results, HEALTH) if args.results else None)
     if not path:
-        raise L.UsageError("name the judgement: --file FILE, or --results DIR")
-    if not L.node_name_ok(args.node):
-        raise L.UsageError("--node '%s' is not a valid node name" % args.node)
+        raise common.UsageError("name the judgement: --file FILE, or --results DIR")
+    if not common.node_name_ok(args.node):
+        raise common.UsageError("--node '%s' is not a valid node name" % args.node)
     from .summaries import Bad, load_json
     try:
         doc = load_json(path)
@@ -401,28 +434,29 @@ def cmd_health(args):
             raise Bad("not a stagebench history judgement")
         age = time.time() - float(doc.get("written_at") or 0)
     except FileNotFoundError:
-        print("stagebench: no history judgement at %s" % L.safe_text(path))
-        return L.EXIT_PRECONDITION
+        print("stagebench: no history judgement at %s" % common.safe_text(path))
+        return common.EXIT_PRECONDITION
     except (OSError, Bad, TypeError, ValueError) as e:
-        print(L.safe_text("stagebench: %s: %s" % (path, e)))
-        return L.EXIT_PRECONDITION
+        print(common.safe_text("stagebench: %s: %s" % (path, e)))
+        return common.EXIT_PRECONDITION
     if age > args.max_age:
-        print(L.safe_text("stagebench: the history judgement %s is %.0f h old" % (
+        print(common.safe_text("stagebench: the history judgement %s is %.0f h old" % (
             path, age / 3600)))
-        return L.EXIT_PRECONDITION
+        return common.EXIT_PRECONDITION
     mine = doc["nodes"].get(args.node)
     if not mine or not isinstance(mine, list):
-        print(L.safe_text("stagebench: %s: no lasting regression (run %s)" % (
+        print(common.safe_text("stagebench: %s: no lasting regression (run %s)" % (
             args.node, doc.get("run_id"))))
-        return L.EXIT_OK
+        return common.EXIT_OK
     words = []
     for x in mine[:4]:
         if isinstance(x, dict):
             words.append("%s %s since %s" % (x.get("part"), _pct(x.get("size"))
                                              if isinstance(x.get("size"), (int, float))
                                              else "?", x.get("first_night")))
-    print(L.safe_text("stagebench: %s: lasting regression: %s" % (args.node, "; ".join(words))))
-    return L.EXIT_FAILED
+    print(common.safe_text("stagebench: %s: lasting regression: %s"
+                           % (args.node, "; ".join(words))))
+    return common.EXIT_FAILED
 
 
 def _out(path, text):
@@ -435,7 +469,7 @@ def _out(path, text):
     except BrokenPipeError:
         return True
     except OSError as e:
-        L.say("error: cannot write stdout: %s" % L.errno_text(e))
+        common.say("error: cannot write stdout: %s" % common.errno_text(e))
         return False
 
 
@@ -444,8 +478,8 @@ def _try(what, fn, *a):
         fn(*a)
         return True
     except OSError as e:
-        L.say("error: cannot write %s: %s" % (
-            what, str(e) if isinstance(e, F.UnsafePath) else L.errno_text(e)))
+        common.say("error: cannot write %s: %s" % (
+            what, str(e) if isinstance(e, files.UnsafePath) else common.errno_text(e)))
         return False
 
 
@@ -460,15 +494,15 @@ def main(argv=None):
             return cmd_health(args)
         path = history_path(args)
         if args.html and args.command != "regressions":
-            raise L.UsageError("--html goes with the regressions command (the default)")
+            raise common.UsageError("--html goes with the regressions command (the default)")
         with histdb.open_history(path, create=args.command == "ingest") as h:
             return COMMANDS[args.command](h, args)
-    except L.UsageError as e:
-        L.fail(str(e), L.EXIT_USAGE)
+    except common.UsageError as e:
+        common.fail(str(e), common.EXIT_USAGE)
     except histdb.Refused as e:
-        L.fail(str(e), L.EXIT_USAGE)
+        common.fail(str(e), common.EXIT_USAGE)
     except OSError as e:
-        L.fail("%s: %s" % (getattr(e, "filename", None) or "history", L.errno_text(e)),
-               L.EXIT_PRECONDITION)
+        common.fail("%s: %s" % (getattr(e, "filename", None) or "history",
+                                common.errno_text(e)), common.EXIT_PRECONDITION)
     except histdb.sqlite3.Error as e:
-        L.fail("%s: SQLite: %s" % (args.history or "history", e), L.EXIT_PRECONDITION)
+        common.fail("%s: SQLite: %s" % (args.history or "history", e), common.EXIT_PRECONDITION)

@@ -12,8 +12,9 @@ import html
 import statistics
 import time
 
-from . import common as L
+from . import common
 from . import histdb
+from .model import Rule, StartVerdict, Validity
 
 TOP = 10          # slow nodes listed per part
 MAX_TRENDS = 12   # findings drawn with their trend
@@ -60,11 +61,11 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline
 
 
 def esc(s):
-    return html.escape(L.safe_text(s) if s is not None else "", quote=True)
+    return html.escape(common.safe_text(s) if s is not None else "", quote=True)
 
 
 def _t(s):
-    return L.fmt_time(s) if s is not None else "-"
+    return common.fmt_time(s) if s is not None else "-"
 
 
 def _day(t):
@@ -72,30 +73,54 @@ def _day(t):
 
 
 # ---------------------------------------------------------------------------------------------
-# The page's model, from the collector (report JSON and its run) or from the history
+# The page's model, from the collector's report (model.Report) or from the history
 
-def model_from_report(report, run):
-    """report: the report JSON (a dict); run: the histdb.Run of its figures."""
-    f = run.facts
-    return {"facts": f, "validity": report.get("validity") or {},
-            "parts": _parts_of(report.get("parts") or []), "notes": report.get("notes") or [],
-            "rows": [(r[0], r[1], r[3], r[4], r[5], r[6]) for r in run.results]}
+
+class Page:
+    """What the page shows of a run: facts (the history's facts of the run, ingest.facts_of),
+    validity (a model.Validity, or None), starts ({(part, repetition): model.StartVerdict}),
+    notes, rows ([(node, server, part, repetition, status, node time or None)])."""
+
+    def __init__(self, facts, validity, starts, notes, rows):
+        self.facts, self.validity, self.starts = facts, validity, starts
+        self.notes, self.rows = notes, rows
+
+
+def model_from_report(report, rundir):
+    """The page of report (a model.Report, collected from rundir): every node of every part
+    from its NodeResult list."""
+    from .ingest import facts_of
+    rows = [(r.node, r.server, p.part, p.repetition, r.status, r.node_time_s if r.ok else None)
+            for p in report.parts for r in p.node_results or ()]
+    return Page(facts_of(report, rundir), report.validity,
+                dict(((p.part, p.repetition), p.start) for p in report.parts),
+                list(report.notes), rows)
+
+
+def _record(cls, doc):
+    """A record of the report model from the JSON the history kept of it (None: None)."""
+    if not isinstance(doc, dict):
+        return None
+    return cls.make(**dict((f.name, doc.get(f.name)) for f in cls.FIELDS))
 
 
 def model_from_history(h, run_key):
+    """The page of a run from what the history kept of it: its facts, its verdicts, its
+    results."""
     f = histdb.run_facts(h, run_key)
     v = f["verdicts"] or {}
+    validity = _record(Validity, v.get("validity"))
+    if validity is not None:
+        validity.rules = [_record(Rule, r) for r in validity.rules or [] if isinstance(r, dict)]
+    starts = {}
+    for p in v.get("parts") or []:
+        start = p.get("start")
+        starts[(p.get("part"), p.get("repetition"))] = StartVerdict.make(verdict=start) \
+            if isinstance(start, str) else _record(StartVerdict, start)
     nodes, servers, parts = h.names("nodes"), h.names("servers"), h.names("parts")
     rows = [(nodes[n], servers[s], parts[p], rep, histdb.STATUSES[st], t)
             for p, n, s, rep, st, t, _r, _res, _o, _c in histdb.night_rows(h, run_key)]
-    return {"facts": f, "validity": v.get("validity") or {}, "parts": v.get("parts") or [],
-            "notes": [f["note"]] if f["note"] else [], "rows": rows}
-
-
-def _parts_of(parts):
-    return [{"part": p.get("part"), "repetition": p.get("repetition"),
-             "start": p.get("start") if isinstance(p.get("start"), dict) else None}
-            for p in parts if isinstance(p, dict)]
+    return Page(f, validity, starts, [f["note"]] if f["note"] else [], rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,9 +231,9 @@ def trend_svg(points, changes, first=None, w=420, h=120):
 # Sections
 
 def _head(m):
-    f = m["facts"]
-    v = m["validity"] or {}
-    verdict = v.get("verdict") or f.get("validity")
+    f = m.facts
+    v = m.validity
+    verdict = v.verdict if v is not None else f.get("validity")
     status = f.get("status")
     cls = "ok" if status == "ok" else "bad"
     out = ["<h1>stagebench run %s</h1>" % esc(f.get("run_id")),
@@ -221,18 +246,15 @@ def _head(m):
            'as a spec run: %s</span></p>' % (cls, esc(status or "?"),
                                              "ok" if verdict == "VALID" else "warn",
                                              esc(verdict or "not judged"))]
-    for note in m["notes"]:
+    for note in m.notes:
         out.append('<p class="note">note: %s</p>' % esc(note))
-    rules = v.get("rules") or []
+    rules = (v.rules if v is not None else None) or []
     if rules:
         out.append("<h2>Validity checklist</h2><ul class=\"check\">")
         for r in rules:
-            if not isinstance(r, dict):
-                continue
-            ok = r.get("ok")
             out.append('<li><span class="mark %s">%s</span><b>%s</b>: %s</li>' % (
-                "yes" if ok else "no", "&#10003;" if ok else "&#10007;", esc(r.get("rule")),
-                esc(r.get("evidence"))))
+                "yes" if r.ok else "no", "&#10003;" if r.ok else "&#10007;", esc(r.rule),
+                esc(r.evidence)))
         out.append("</ul>")
     return out
 
@@ -249,16 +271,16 @@ def _by_part(rows):
 
 
 def _parts(m, tolerance):
-    ran, failed = _by_part(m["rows"])
-    starts = dict(((p["part"], p["repetition"]), p.get("start")) for p in m["parts"])
+    ran, failed = _by_part(m.rows)
+    starts = m.starts
     out = ["<h2>Node times per part</h2>",
            '<p class="small">Every node is a dot, grouped by /stage server; the black line is '
            'the median, the dashed red line the slow threshold (median +%.0f%%); the nodes '
            'above it are ringed and listed.</p>' % (tolerance * 100)]
-    keys = sorted(set(ran) | set(failed), key=lambda k: (k[1], L.natural_key(k[0])))
+    keys = sorted(set(ran) | set(failed), key=lambda k: (k[1], common.natural_key(k[0])))
     for part, rep in keys:
-        pts = sorted(ran.get((part, rep), []), key=lambda p: (L.natural_key(p[1]),
-                                                               L.natural_key(p[0])))
+        pts = sorted(ran.get((part, rep), []), key=lambda p: (common.natural_key(p[1]),
+                                                              common.natural_key(p[0])))
         times = [p[2] for p in pts]
         med = statistics.median(times) if times else None
         limit = med * (1 + tolerance) if med else None
@@ -269,11 +291,10 @@ def _parts(m, tolerance):
             len(slow), ", %d failed" % len(failed[(part, rep)]) if failed.get((part, rep))
             else ""))
         start = starts.get((part, rep))
-        if start:
+        if start is not None:
             out.append('<p class="small">start: %s, spread %s &plusmn; %s (limit %s)%s</p>' % (
-                esc(start.get("verdict")), esc(_t(start.get("spread_s"))),
-                esc(_t(start.get("uncertainty_s"))), esc(_t(start.get("limit_s"))),
-                ("; " + esc(start.get("why"))) if start.get("why") else ""))
+                esc(start.verdict), esc(_t(start.spread_s)), esc(_t(start.uncertainty_s)),
+                esc(_t(start.limit_s)), ("; " + esc(start.why)) if start.why else ""))
         if pts:
             out.append(part_svg(pts, med, limit))
         if slow:
@@ -290,35 +311,35 @@ def _parts(m, tolerance):
 
 
 def _regressions(doc, trends):
+    """The history's judgement (regress.Judgement, or None) with its trends."""
     out = ["<h2>Regressions</h2>"]
     if doc is None:
         out.append('<p class="small">No history judged this run (record it with '
                    'stagebench-history, or collect it with a history).</p>')
         return out
-    if doc.get("too_short"):
-        out.append("<p>%s</p>" % esc(doc["too_short"]))
+    if doc.too_short:
+        out.append("<p>%s</p>" % esc(doc.too_short))
         return out
     from .history import finding_line
-    flagged = [f for f in doc["findings"] if f["flagged"]]
     out.append('<p><span class="verdict %s">%d flagged</span> <span class="small">%d series '
                'judged, %d nights before</span></p>' % (
-                   "bad" if flagged else "ok", len(flagged), doc.get("judged_series") or 0,
-                   doc.get("nights_before") or 0))
-    for i, f in enumerate(doc["findings"]):
-        out.append("<h3>%s%s</h3>" % ("" if f["flagged"] else "(noted) ", esc(finding_line(f))))
+                   "bad" if doc.flagged else "ok", doc.flagged, doc.judged_series or 0,
+                   doc.nights_before or 0))
+    for i, f in enumerate(doc.findings):
+        out.append("<h3>%s%s</h3>" % ("" if f.flagged else "(noted) ", esc(finding_line(f))))
         t = trends.get(i) if trends else None
         if t:
             out.append(trend_svg(*t))
-    if not doc["findings"]:
+    if not doc.findings:
         out.append("<p>Nothing slower than its own history and its peers, no lasting "
                    "change.</p>")
     return out
 
 
 def _table(m):
-    ran, failed = _by_part(m["rows"])
+    ran, failed = _by_part(m.rows)
     parts = sorted(set(k for k in ran) | set(k for k in failed),
-                   key=lambda k: (k[1], L.natural_key(k[0])))
+                   key=lambda k: (k[1], common.natural_key(k[0])))
     many = any(k[1] != 1 for k in parts)
     nodes = {}
     for (part, rep), pts in ran.items():
@@ -332,7 +353,7 @@ def _table(m):
            '<table class="sortable" id="nodes"><thead><tr><th class="l">node</th>'
            '<th class="l">server</th>%s<th class="l">failed</th></tr></thead><tbody>' % "".join(
                "<th>%s</th>" % esc("%s r%d" % k if many else k[0]) for k in parts)]
-    for node in sorted(nodes, key=L.natural_key):
+    for node in sorted(nodes, key=common.natural_key):
         d = nodes[node]
         cells = "".join('<td data-v="%.9g">%s</td>' % (d[k], esc(_t(d[k]))) if k in d else
                         '<td data-v="-1">-</td>' for k in parts)
@@ -351,7 +372,7 @@ def render(m, doc=None, trends=None, tolerance=0.15):
         '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>stagebench %s</title><style>%s</style></head><body>\n" % (
-            esc(m["facts"].get("run_id")), CSS),
+            esc(m.facts.get("run_id")), CSS),
         "\n".join(body),
         '\n<p class="small">made by stagebench-history at %s</p>' % esc(_day(time.time())),
         "<script>%s</script></body></html>\n" % SCRIPT])
@@ -362,19 +383,18 @@ def render(m, doc=None, trends=None, tolerance=0.15):
 
 def trends_of(h, doc, nights=None):
     """{finding index: (points, change indices, first index)} for the first MAX_TRENDS
-    findings of doc, from the history."""
+    findings of doc (a regress.Judgement), from the history."""
     from . import trend
     out = {}
-    if not doc or not doc.get("findings"):
+    if not doc or not doc.findings:
         return out
-    params = doc["parameters"]
+    params = doc.parameters
     nights = nights or params.get("window") or 60
     parts = dict((n, k) for k, n in h.names("parts").items())
-    for i, f in enumerate(doc["findings"][:MAX_TRENDS]):
-        kind = {"node": "node", "server": "server", "cluster": "part"}.get(
-            f["kind"], f.get("scope"))
-        name = f["part"] if kind == "part" else f["name"]
-        pk = parts.get(f["part"])
+    for i, f in enumerate(doc.findings[:MAX_TRENDS]):
+        kind = f.scope if f.kind == "change" else "part" if f.kind == "cluster" else f.kind
+        name = f.part if kind == "part" else f.name
+        pk = parts.get(f.part)
         if pk is None:
             continue
         s = trend.series(h, (kind, name, [pk]), nights, params)
@@ -384,16 +404,17 @@ def trends_of(h, doc, nights=None):
         ids = [x["run_id"] for x in p["points"]]
         pts = [(x["run_id"], x["value_s"]) for x in p["points"]]
         cps = [ids.index(c["run_id"]) for c in p["changes"]]
-        first = ids.index(f["first_night"]) if f["first_night"] in ids else None
+        first = ids.index(f.first_night) if f.first_night in ids else None
         out[i] = (pts, cps, first)
     return out
 
 
 def history_page(h, doc):
-    """The page of the run doc judged (or the newest), from the history alone."""
-    run = histdb.find_run(h, doc["run_id"]) if doc.get("run_id") else None
+    """The page of the run doc judged (a regress.Judgement; its run, or the newest), from
+    the history alone."""
+    run = histdb.find_run(h, doc.run_id) if doc.run_id else None
     if run is None:
         from .ingest import NotARun
         raise NotARun("the history holds no run")
-    m = model_from_history(h, run[0])
-    return render(m, doc, trends_of(h, doc), doc["parameters"]["tolerance"])
+    return render(model_from_history(h, run[0]), doc, trends_of(h, doc),
+                  doc.parameters["tolerance"])

@@ -10,7 +10,6 @@ import time
 
 from .common import UsageError, natural_key, safe_text
 from .files import write_atomic
-from .nodes import nodeset_expand
 
 EXTENSIONS = (".svg", ".png")
 MAX_LABELS = 8       # slow nodes named per panel; the others are counted per server
@@ -40,24 +39,12 @@ def _seconds(t):
     return "%.3g us" % (t * 1e6)
 
 
-def _server_of_nodes(report):
-    """node -> its /stage server, from the report's server table."""
-    out = {}
-    for s in report.get("servers") or []:
-        try:
-            for n in nodeset_expand(s["nodes"]):
-                out[n] = s["server"]
-        except (UsageError, KeyError, TypeError):
-            continue
-    return out
-
-
 def _order(report, servers):
     """The servers in natural order and the x position of every node: grouped by server, in
     natural order within a server, a small gap between two servers."""
     nodes = set()
-    for p in report["parts"]:
-        nodes.update(p["_node_times"])
+    for p in report.parts:
+        nodes.update(p.node_times())
     names = sorted(set(servers.get(n, "?") for n in nodes), key=natural_key)
     gap = max(1.0, SERVER_GAP * len(nodes))
     x, pos, groups = 0.0, {}, []
@@ -74,21 +61,21 @@ def _order(report, servers):
 def layout(report, slow=0.25):
     """What the plot shows, per panel: the points, the median and threshold, the named slow
     nodes (at most MAX_LABELS, slowest first) and the others counted per server."""
-    servers = _server_of_nodes(report)
+    servers = report.node_servers or {}
     names, pos, groups = _order(report, servers)
-    many = any(q["repetition"] > 1 for q in report["parts"])
+    many = any(q.repetition > 1 for q in report.parts)
     panels = []
-    for p in report["parts"]:
-        med = p["node_time_s"]["median"]
+    for p in report.parts:
+        med = p.node_time_s.median
         limit = med * (1.0 + slow) if med else None
-        points = [(pos[n], t, n, servers.get(n, "?")) for n, t in p["_node_times"].items()]
+        points = [(pos[n], t, n, servers.get(n, "?")) for n, t in p.node_times().items()]
         slow_nodes = sorted((pt for pt in points if limit is not None and pt[1] > limit),
                             key=lambda pt: (-pt[1], natural_key(pt[2])))
         rest = {}
         for pt in slow_nodes[MAX_LABELS:]:
             rest[pt[3]] = rest.get(pt[3], 0) + 1
         panels.append({
-            "title": "%s r%d" % (p["part"], p["repetition"]) if many else p["part"],
+            "title": "%s r%d" % (p.part, p.repetition) if many else p.part,
             "part": p, "median": med, "limit": limit, "points": points,
             "labels": slow_nodes[:MAX_LABELS], "slow": len(slow_nodes),
             "unlabelled": sorted(rest.items(), key=lambda kv: (-kv[1], natural_key(kv[0]))),
@@ -97,28 +84,26 @@ def layout(report, slow=0.25):
 
 
 def _title(report):
-    starts = [p["start_at"] for p in report["parts"] if p.get("start_at")]
+    starts = [p.start_at for p in report.parts if p.start_at]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(min(starts))) if starts else "?"
-    nodes = report.get("nodes") or {}
-    verdicts = ["status: %s" % report.get("status", "?"),
-                "%d nodes seen of %d expected" % (nodes.get("seen", 0), nodes.get("expected", 0)),
-                "%d failed" % len(nodes.get("failed") or []),
-                "%d missing" % len(nodes.get("missing") or [])]
-    if report.get("baseline"):
-        verdicts.append("%d regressions" % len(report.get("regressions") or []))
-    clock = report.get("clock") or {}
-    if clock.get("unsynchronized_nodes"):
+    nodes = report.nodes
+    verdicts = ["status: %s" % (report.status or "?"),
+                "%d nodes seen of %d expected" % (nodes.seen, nodes.expected),
+                "%d failed" % len(nodes.failed), "%d missing" % len(nodes.missing)]
+    if report.baseline:
+        verdicts.append("%d regressions" % len(report.regressions))
+    clock = report.clock
+    if clock.unsynchronized_nodes:
         verdicts.append("clock not NTP-synchronized on %d nodes"
-                        % len(clock["unsynchronized_nodes"]))
-    if clock.get("start_verdict") == "NOT held" or clock.get("start_synchronized") is False:
-        verdicts.append("start NOT held (spread %s)" % _seconds(clock.get("start_spread_max_s")))
-    elif clock.get("start_verdict") == "cannot tell":
+                        % len(clock.unsynchronized_nodes))
+    if clock.start_verdict == "NOT held" or clock.start_synchronized is False:
+        verdicts.append("start NOT held (spread %s)" % _seconds(clock.start_spread_max_s))
+    elif clock.start_verdict == "cannot tell":
         verdicts.append("start: cannot tell")
-    validity = (report.get("validity") or {}).get("verdict")
-    if validity:
-        verdicts.append("spec run: %s" % validity)
+    if report.validity:
+        verdicts.append("spec run: %s" % report.validity.verdict)
     return "stagebench run %s - %s - scale %s\n%s" % (
-        report.get("run_id") or "?", when, report.get("scale") or "?", ", ".join(verdicts))
+        report.run_id or "?", when, report.scale or "?", ", ".join(verdicts))
 
 
 def _spread_labels(ys, gap):
@@ -185,9 +170,8 @@ def _panel(ax, panel, colours, groups, slow):
     head = "%s: median %s, slow above %s (+%.0f%%): %d of %d nodes" % (
         panel["title"], _seconds(panel["median"]), _seconds(panel["limit"]), slow * 100,
         panel["slow"], len(panel["points"]))
-    if part.get("nodes_failed") or part.get("nodes_missing"):
-        head += "; %d failed, %d missing" % (part.get("nodes_failed", 0),
-                                           part.get("nodes_missing", 0))
+    if part.nodes_failed or part.nodes_missing:
+        head += "; %d failed, %d missing" % (part.nodes_failed, part.nodes_missing)
     ax.set_title(_text(head), fontsize=9, loc="left")
     ax.set_ylabel("node time (%s)" % unit, fontsize=8)
     ax.tick_params(labelsize=7)

@@ -5,13 +5,17 @@ One gauge family per figure, each with its HELP and TYPE lines, label values esc
 timestamps (node_exporter's textfile collector drops a file that has them). Per node and part:
 the node time, its rate, its status, the cache residency at the release and the release offset
 from the scheduled start; per part: the cluster time, the node counts and the verdicts; per run:
-its end time, exit status and validity. A figure the report does not have (an older report, a
+its end time, exit status and validity; with the history's judgement of the run (the cron
+wrapper's, stagebench-history regressions --prometheus): whether it judged, the findings
+flagged by kind, and the slowdown of each flagged server and node (only those carry a name, so
+the cardinality stays bounded). A figure the report does not have (an older report, a
 part without a replica) is left out rather than written as 0. The file is written through
 files.write_atomic: a temporary file in the same directory, then a rename."""
 import math
 
-from . import common as L
-from . import files as F
+from . import common
+from . import files
+from . import regress
 
 PREFIX = "stagebench_"
 
@@ -39,6 +43,8 @@ FAMILIES = [
                           "CPU was done."),
     ("node_bytes_per_second", "The bytes a node moved in a part over its node time."),
     ("node_pages_per_second", "The pages a node touched in a part (1b) over its node time."),
+    ("node_ops_per_second", "The operations a node did in a part that moves no bytes over its "
+                            "node time."),
     ("node_ok", "1 when the node's part is ok (or late with --late-ok), 0 when it failed or is "
                 "missing."),
     ("node_status", "A node's status of a part (always 1; the status is the label)."),
@@ -59,7 +65,6 @@ FAMILIES = [
     ("history_node_regression_ratio", "A flagged node's slowdown (0.3 = 30% slower) in a part, "
                                       "tonight (kind=tonight) or lasting (kind=lasting)."),
 ]
-OK_STATUSES = ("ok", "late")
 
 
 def escape_label(value):
@@ -114,168 +119,113 @@ class Metrics:
 
 
 def _part_labels(p):
-    return [("test", p.get("test")), ("part", p.get("part")),
-            ("repetition", p.get("repetition"))]
+    return [("test", p.test), ("part", p.part), ("repetition", p.repetition)]
 
 
-def _run(m, report, collection, exit_status):
-    run_id = report.get("run_id") or ""
-    m.add("run_info", [("run_id", run_id), ("status", report.get("status") or ""),
-                       ("scale", report.get("scale") or ""),
-                       ("version", report.get("version") or "")], 1)
-    man = getattr(collection, "manifest", None) or {}
-    end = _num(man.get("finished_at")) if isinstance(man, dict) else None
-    if end is None and collection is not None:
-        ends = [_num(e.get("start_at")) + _num(e.get("node_time_s"))
-                for g in collection.groups.values() for e in g.entries.values()
-                if _num(e.get("start_at")) is not None and _num(e.get("node_time_s")) is not None]
-        end = max(ends) if ends else None
-    m.add("run_end_time_seconds", [], end)
-    status = exit_status if exit_status is not None else report.get("exit_code")
-    m.add("run_exit_status", [], status)
-    nodes = report.get("nodes") or {}
+# the per-node rate family of each rate unit
+_NODE_RATE = {"B/s": "node_bytes_per_second", "pages/s": "node_pages_per_second",
+              "ops/s": "node_ops_per_second"}
+
+
+def _run(m, report, exit_status):
+    m.add("run_info", [("run_id", report.run_id or ""), ("status", report.status or ""),
+                       ("scale", report.scale or ""), ("version", report.version or "")], 1)
+    m.add("run_end_time_seconds", [], report.end_time)
+    m.add("run_exit_status", [], exit_status if exit_status is not None else report.exit_code)
+    nodes = report.nodes
     for state in ("expected", "seen", "failed", "missing", "unexpected"):
-        v = nodes.get(state)
+        v = getattr(nodes, state)
         m.add("run_nodes", [("state", state)], len(v) if isinstance(v, list) else v)
-    val = report.get("validity")
-    if isinstance(val, dict) and val.get("verdict") in ("VALID", "NOT VALID"):
-        m.add("run_valid", [], 1 if val["verdict"] == "VALID" else 0)
-        for r in val.get("rules") or []:
-            if isinstance(r, dict) and isinstance(r.get("ok"), bool):
-                m.add("run_validity_rule_ok", [("rule", r.get("rule"))], 1 if r["ok"] else 0)
-    if isinstance(report.get("regressions"), list):
-        m.add("run_regressions", [], len(report["regressions"]))
+    val = report.validity
+    m.add("run_valid", [], 1 if val.verdict == "VALID" else 0)
+    for r in val.rules:
+        if isinstance(r.ok, bool):
+            m.add("run_validity_rule_ok", [("rule", r.rule)], 1 if r.ok else 0)
+    m.add("run_regressions", [], len(report.regressions))
 
 
 def _part(m, p):
     pl = _part_labels(p)
-    m.add("part_cluster_time_seconds", pl, p.get("cluster_time_s"))
-    nt = p.get("node_time_s")
-    if isinstance(nt, dict):
-        m.add("part_node_time_median_seconds", pl, nt.get("median"))
+    m.add("part_cluster_time_seconds", pl, p.cluster_time_s)
+    m.add("part_node_time_median_seconds", pl, p.node_time_s.median)
     for state in ("ok", "failed", "missing"):
-        m.add("part_nodes", pl + [("state", state)], p.get("nodes_" + state))
-    start = p.get("start") if isinstance(p.get("start"), dict) else {}
-    spread = start.get("spread_s") if start else p.get("start_spread_s")
-    m.add("part_start_spread_seconds", pl, spread)
-    if isinstance(start.get("verdict"), str):
-        m.add("part_start_verdict", pl + [("verdict", start["verdict"])], 1)
-    if isinstance(p.get("start_synchronized"), bool):
-        m.add("part_start_synchronized", pl, 1 if p["start_synchronized"] else 0)
-    res = p.get("residency")
-    if isinstance(res, dict) and isinstance(res.get("warm_nodes"), list):
-        m.add("part_warm_nodes", pl, len(res["warm_nodes"]))
+        m.add("part_nodes", pl + [("state", state)], getattr(p, "nodes_" + state))
+    m.add("part_start_spread_seconds", pl, p.start.spread_s)
+    m.add("part_start_verdict", pl + [("verdict", p.start.verdict)], 1)
+    if isinstance(p.start_synchronized, bool):
+        m.add("part_start_synchronized", pl, 1 if p.start_synchronized else 0)
+    m.add("part_warm_nodes", pl, len(p.residency.warm_nodes))
 
 
-def _nodes(m, p, group, servers):
-    """Per node of a part: from the collection's entries when given, else from the report's
-    own lists (node times of the ok nodes, the failed and the missing)."""
+def _nodes(m, p):
+    """Per node of a part: its status, and the figures of a node that ran it."""
     pl = _part_labels(p)
-    entries = group.entries if group is not None else {}
-    times = p.get("_node_times") if isinstance(p.get("_node_times"), dict) else {}
-    status = {}
-    for n in entries:
-        status[n] = entries[n].get("status")
-    for n in times:
-        status.setdefault(n, "ok")
-    for f in p.get("failed") or []:
-        if isinstance(f, dict) and isinstance(f.get("node"), str):
-            status.setdefault(f["node"], f.get("status") or "failed")
-    for n in p.get("missing") or []:
-        status.setdefault(n, "missing")
-    for n in sorted(status):
-        nl = [("node", n), ("server", servers.get(n, "?"))] + pl
-        st = status[n] if isinstance(status[n], str) else "unknown"
-        m.add("node_status", nl + [("status", st)], 1)
-        m.add("node_ok", nl, 1 if st in OK_STATUSES else 0)
-        e = entries.get(n) or {}
-        t = _num(e.get("node_time_s")) if e else _num(times.get(n))
-        if st not in OK_STATUSES or t is None:
+    family = _NODE_RATE[p.rate.unit]
+    for r in sorted(p.node_results, key=lambda r: r.node):
+        nl = [("node", r.node), ("server", r.server)] + pl
+        m.add("node_status", nl + [("status", r.status)], 1)
+        m.add("node_ok", nl, 1 if r.ok else 0)
+        t = _num(r.node_time_s)
+        if not r.ok or t is None:
             continue
         m.add("node_time_seconds", nl, t)
-        if t > 0:
-            if e.get("kind") == "mmaptouch" or p.get("part") == "1b":
-                if _num(e.get("pages")) is not None:
-                    m.add("node_pages_per_second", nl, e["pages"] / t)
-            elif _num(e.get("bytes")) is not None:
-                m.add("node_bytes_per_second", nl, e["bytes"] / t)
-        m.add("node_cache_residency_ratio", nl, e.get("residency"))
-        if _num(e.get("rel_min")) is not None and _num(e.get("start_at")) is not None:
-            m.add("node_start_offset_seconds", nl, e["rel_min"] - e["start_at"])
+        if t > 0 and _num(r.counted(p.rate.unit)) is not None:
+            m.add(family, nl, r.counted(p.rate.unit) / t)
+        m.add("node_cache_residency_ratio", nl, r.residency)
+        m.add("node_start_offset_seconds", nl, r.start_offset_s)
 
 
-def _regressions(m, doc):
-    """The history's judgement (stagebench.regressions/1) of the run."""
-    m.add("history_judged", [], 0 if doc.get("too_short") else 1)
-    counts = dict((k, 0) for k in ("node", "server", "cluster", "change"))
-    for f in doc.get("findings") or []:
-        if not f.get("flagged") or f.get("kind") not in counts:
+def _judgement(m, doc):
+    """The history's judgement of the run (a regress.Judgement): bounded, only a flagged
+    node or server carries its name."""
+    m.add("history_judged", [], 0 if doc.too_short else 1)
+    counts = dict((k, 0) for k in regress.KINDS)
+    for f in doc.flagged_findings():
+        if f.kind not in counts:
             continue
-        counts[f["kind"]] += 1
-        kind = "lasting" if f["kind"] == "change" else "tonight"
-        scope = f.get("scope", f["kind"])
+        counts[f.kind] += 1
+        kind = "lasting" if f.kind == "change" else "tonight"
+        scope = f.scope or f.kind
         if scope == "server":
-            m.add("history_server_regression_ratio", [("server", f.get("name")),
-                                                      ("part", f.get("part")),
-                                                      ("kind", kind)], f.get("size"))
+            m.add("history_server_regression_ratio",
+                  [("server", f.name), ("part", f.part), ("kind", kind)], f.size)
         elif scope == "node":
-            m.add("history_node_regression_ratio", [("node", f.get("name")),
-                                                    ("server", f.get("server")),
-                                                    ("part", f.get("part")),
-                                                    ("kind", kind)], f.get("size"))
-    if not doc.get("too_short"):
+            m.add("history_node_regression_ratio",
+                  [("node", f.name), ("server", f.server), ("part", f.part), ("kind", kind)],
+                  f.size)
+    if not doc.too_short:
         for k, n in counts.items():
             m.add("history_flagged", [("kind", k)], n)
 
 
-def render_regressions(doc):
-    """The metrics text of the history's judgement alone."""
+def render_judgement(doc):
+    """The metrics text of the history's judgement (a regress.Judgement) alone."""
     m = Metrics()
-    _regressions(m, doc)
+    _judgement(m, doc)
     return m.text()
 
 
-def render(report, collection=None, exit_status=None, regressions=None):
-    """The metrics text of a report (report.build_report's dict); collection (report.collect's)
-    adds the per-node figures the report does not keep; exit_status overrides the report's;
-    regressions (the history's judgement of the run) adds its flags."""
+def render(report, exit_status=None, judgement=None):
+    """The metrics text of a report (a model.Report); exit_status overrides the report's;
+    judgement (the history's of the run, a regress.Judgement) adds its flags."""
     m = Metrics()
-    if regressions:
-        _regressions(m, regressions)
-    _run(m, report, collection, exit_status)
-    servers = _servers(collection)
-    groups = getattr(collection, "groups", {}) or {}
-    for p in report.get("parts") or []:
+    if judgement is not None:
+        _judgement(m, judgement)
+    _run(m, report, exit_status)
+    for p in report.parts:
         _part(m, p)
-        _nodes(m, p, groups.get((p.get("test"), p.get("repetition"), p.get("part"))), servers)
-    clock = report.get("clock") or {}
-    offs = clock.get("offsets") if isinstance(clock.get("offsets"), dict) else {}
-    for n, o in sorted((offs.get("nodes") or {}).items()):
-        if isinstance(o, dict):
-            m.add("node_clock_offset_seconds", [("node", n), ("server", servers.get(n, "?"))],
-                  o.get("offset_s"))
+        _nodes(m, p)
+    for n, o in sorted(report.clock.offsets.nodes.items()):
+        m.add("node_clock_offset_seconds", [("node", n), ("server",
+                                                          report.node_servers.get(n, "?"))],
+              o.offset_s)
     return m.text()
 
 
-def _servers(collection):
-    """node -> its /stage server: the launcher's manifest, else the node's own mount."""
-    if collection is None:
-        return {}
-    man = collection.manifest if isinstance(collection.manifest, dict) else {}
-    ms = man.get("servers") if isinstance(man.get("servers"), dict) else {}
-    out = {}
-    for n, facts in collection.nodes.items():
-        out[n] = ms[n] if isinstance(ms.get(n), str) else L.server_of(n, facts.get("fs"))
-    for n, s in ms.items():
-        if isinstance(s, str):
-            out.setdefault(n, s)
-    return out
-
-
-def write(path, report, collection=None, exit_status=None, regressions=None):
+def write(path, report, exit_status=None, judgement=None):
     """Write the metrics to path atomically; None, or why it could not be written."""
     try:
-        F.write_atomic(path, render(report, collection, exit_status, regressions))
+        files.write_atomic(path, render(report, exit_status, judgement))
     except OSError as e:
-        return "cannot write %s: %s" % (path, L.errno_text(e))
+        return "cannot write %s: %s" % (path, common.errno_text(e))
     return None

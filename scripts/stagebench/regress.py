@@ -21,11 +21,22 @@ Tonight's run (the newest, or the one named) is judged per part:
   and Otava use instead of E-divisive's permutations: deterministic and cheap) and the two
   sides' medians differ by at least the tolerance (the minimum effect). A slowdown whose slow
   level holds to tonight is flagged; a reverted one or a speed-up is listed, not flagged.
-A change taken as the new normal (accept) starts that series afresh at its run."""
+A change taken as the new normal (accept) starts that series afresh at its run.
+
+The judgement is typed like the report (model.Record): a Judgement of Findings, each with
+the Evidence of its kind; their JSON (stagebench.regressions/1) is what `stagebench-history
+regressions --format json` prints, and what the text, the CSV, the health file, the report
+page and the Prometheus textfile are made from."""
 import math
 import statistics
 
 from . import histdb
+from .model import Field, Record, names
+
+SCHEMA = "stagebench.regressions/1"
+# the kinds of finding, in the order they are listed: tonight's (every server, a server, a
+# node), then lasting changes
+KINDS = ("cluster", "server", "node", "change")
 
 DEFAULTS = {"last": 10, "min_history": 5, "tolerance": 0.15, "sigmas": 3.0, "window": 60,
             "min_segment": 3, "pvalue": 0.01, "min_peers": 3}
@@ -35,6 +46,116 @@ SCREEN = 0.5  # a series whose best split moves its mean by less than this x tol
 
 class TooShort(Exception):
     """The history is too short to judge tonight: the message says how short."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The judgement, typed
+
+
+class NodeEvidence(Record):
+    DOC = "A node slow against its own history and tonight's peers (kind node)."
+    FIELDS = (
+        Field("tonight_s", "number", "s", "its node time tonight (the median of its "
+              "repetitions)"),
+        Field("own_median_s", "number", "s", "the median of its own last nights"),
+        Field("own_spread_s", "number", "s", "their robust spread (1.4826 x MAD)"),
+        Field("own_nights", "integer", "-", "how many of its own nights"),
+        Field("peers_median_s", "number", "s", "the median of tonight's peers"),
+        Field("peers_spread_s", "number", "s", "their robust spread"),
+        Field("peers", "integer", "-", "how many peers"),
+        Field("peers_scope", "string", "-", "server (its server's nodes), or all nodes (a "
+              "server of fewer than 3 nodes)"),
+        Field("against_peers", "number", "fraction", "tonight over the peers' median, less 1"),
+    )
+    __slots__ = names(FIELDS)
+
+
+class ServerEvidence(Record):
+    DOC = "A server whose nodes moved together, the others not (kind server)."
+    FIELDS = (
+        Field("nodes", "integer", "-", "its nodes tonight"),
+        Field("judged", "integer", "-", "those with enough history to be judged"),
+        Field("moved", "integer", "-", "those that moved by the tolerance or more"),
+        Field("median_move", "number", "fraction", "the median of its nodes' moves against "
+              "their own histories"),
+        Field("other_servers", "integer", "-", "the other servers"),
+        Field("others_median_move", "number", "fraction", "their median move",
+              null=True),
+        Field("note", "string", "-", "no other server to compare with", null=True),
+    )
+    __slots__ = names(FIELDS)
+
+
+class ClusterEvidence(Record):
+    DOC = "Every server's nodes moved together (kind cluster)."
+    FIELDS = (
+        Field("servers", "integer", "-", "the servers judged"),
+        Field("judged", "integer", "-", "the nodes judged"),
+        Field("moved", "integer", "-", "those that moved by the tolerance or more"),
+        Field("servers_moved", "integer", "-", "the servers whose median move reached it"),
+        Field("median_move", "number", "fraction", "the median move of all nodes"),
+    )
+    __slots__ = names(FIELDS)
+
+
+class ChangeEvidence(Record):
+    DOC = "A change point of a series (kind change)."
+    FIELDS = (
+        Field("series", "string", "-", "what the series is"),
+        Field("before_median", "number", "s or ratio", "the median before the change"),
+        Field("after_median", "number", "s or ratio", "the median after it"),
+        Field("nights_before", "integer", "-", "the nights of the segment before"),
+        Field("nights_after", "integer", "-", "the nights of the segment after"),
+        Field("p_value", "number", "-", "Welch's t-test between the two segments"),
+        Field("direction", "string", "-", "slower or faster"),
+        Field("holds_tonight", "boolean", "-", "the slow level still holds tonight"),
+        Field("method", "string", "-", "the detection method"),
+        Field("nights", "integer", "-", "the nights of the series judged"),
+    )
+    __slots__ = names(FIELDS)
+
+
+class Finding(Record):
+    DOC = "One finding of the judgement."
+    FIELDS = (
+        Field("kind", "string", "-", "node, server, cluster (every server together) or change "
+              "(a lasting change)"),
+        Field("scope", "string", "-", "a change's series: node or server (only in a change)",
+              null=True, when=lambda f: f.kind == "change"),
+        Field("name", "string", "-", "the node or server (cluster: every server)"),
+        Field("server", "string", "-", "the node's server (cluster: null)", null=True),
+        Field("part", "string", "-", "the part"),
+        Field("size", "number", "fraction", "the slowdown: 0.3 is 30% slower (negative: "
+              "faster)"),
+        Field("flagged", "boolean", "-", "flagged (counts in the exit status), or only noted"),
+        Field("first_night", "string", "-", "the run where it began"),
+        Field("first_started", "number", "epoch s", "when that night started"),
+        Field("evidence", "object", "-", "NodeEvidence, ServerEvidence, ClusterEvidence or "
+              "ChangeEvidence, by kind"),
+    )
+    __slots__ = names(FIELDS)
+
+
+class Judgement(Record):
+    DOC = "The judgement of a run (stagebench-history regressions --format json)."
+    FIELDS = (
+        Field("schema", "string", "-", SCHEMA),
+        Field("version", "string", "-", "the stagebench version that judged"),
+        Field("run_id", "string", "-", "the run judged", null=True),
+        Field("started", "number", "epoch s", "when it started", null=True),
+        Field("parameters", "object", "-", "the parameters judged with (last, min_history, "
+              "tolerance, sigmas, window, min_segment, pvalue)"),
+        Field("too_short", "string", "-", "why the history is too short to judge (then no "
+              "finding)", null=True),
+        Field("judged_series", "integer", "-", "the (node, part) series with enough history"),
+        Field("nights_before", "integer", "-", "the runs before this one", null=True),
+        Field("flagged", "integer", "-", "the findings flagged"),
+        Field("findings", [Finding], "-", "flagged first, then by kind, part and size"),
+    )
+    __slots__ = names(FIELDS)
+
+    def flagged_findings(self):
+        return [f for f in self.findings if f.flagged]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,9 +383,8 @@ class Judge:
                            "(--min-history)" % (self.nights_before,
                                                 "" if self.nights_before == 1 else "s",
                                                 self.tonight[1], self.p["min_history"]))
-        order = {"cluster": 0, "server": 1, "node": 2, "change": 3}
-        self.findings.sort(key=lambda f: (not f["flagged"], order[f["kind"]], f["part"],
-                                          -abs(f["size"]), f["name"]))
+        self.findings.sort(key=lambda f: (not f.flagged, KINDS.index(f.kind), f.part,
+                                          -abs(f.size), f.name))
         return self.findings
 
     def judge_part(self, pk):
@@ -319,14 +439,13 @@ class Judge:
             if not slow_peer:
                 continue
             first = self.first_night(runs_, nights, node, m_own * (1 + p["tolerance"]))
-            self.findings.append({
-                "kind": "node", "name": self.nodes[node], "server": self.servers[server],
-                "part": part, "size": r_own, "flagged": True,
-                "first_night": first[1], "first_started": first[2],
-                "evidence": {"tonight_s": v, "own_median_s": m_own, "own_spread_s": s_own,
-                             "own_nights": len(own), "peers_median_s": m_peer,
-                             "peers_spread_s": s_peer, "peers": len(peers),
-                             "peers_scope": scope, "against_peers": r_peer}})
+            self.findings.append(Finding(
+                kind="node", scope=None, name=self.nodes[node], server=self.servers[server],
+                part=part, size=r_own, flagged=True, first_night=first[1],
+                first_started=first[2], evidence=NodeEvidence(
+                    tonight_s=v, own_median_s=m_own, own_spread_s=s_own, own_nights=len(own),
+                    peers_median_s=m_peer, peers_spread_s=s_peer, peers=len(peers),
+                    peers_scope=scope, against_peers=r_peer)))
         return moves
 
     def first_night(self, runs_, nights, node, limit):
@@ -358,25 +477,23 @@ class Judge:
             moved = sum(1 for r in moves[s] if r >= tol)
             first = self.server_first(runs_, nights, s, tol)
             flagged += 1
-            self.findings.append({
-                "kind": "server", "name": self.servers[s], "server": self.servers[s],
-                "part": part, "size": mv, "flagged": True,
-                "first_night": first[1], "first_started": first[2],
-                "evidence": {"nodes": len(nodes), "judged": len(moves[s]),
-                             "moved": moved, "median_move": mv,
-                             "other_servers": len(others), "others_median_move": other,
-                             "note": None if others else "no other server to compare with"}})
+            self.findings.append(Finding(
+                kind="server", scope=None, name=self.servers[s], server=self.servers[s],
+                part=part, size=mv, flagged=True, first_night=first[1],
+                first_started=first[2], evidence=ServerEvidence(
+                    nodes=len(nodes), judged=len(moves[s]), moved=moved, median_move=mv,
+                    other_servers=len(others), others_median_move=other,
+                    note=None if others else "no other server to compare with")))
         if not flagged and len(med) >= 2 and statistics.median(everyone) >= tol:
             mv = statistics.median(everyone)
             first = self.server_first(runs_, nights, None, tol)
-            self.findings.append({
-                "kind": "cluster", "name": "every server", "server": None, "part": part,
-                "size": mv, "flagged": True, "first_night": first[1],
-                "first_started": first[2],
-                "evidence": {"servers": len(med), "judged": len(everyone),
-                             "moved": sum(1 for r in everyone if r >= tol),
-                             "servers_moved": sum(1 for x in med.values() if x >= tol),
-                             "median_move": mv}})
+            self.findings.append(Finding(
+                kind="cluster", scope=None, name="every server", server=None, part=part,
+                size=mv, flagged=True, first_night=first[1], first_started=first[2],
+                evidence=ClusterEvidence(
+                    servers=len(med), judged=len(everyone),
+                    moved=sum(1 for r in everyone if r >= tol),
+                    servers_moved=sum(1 for x in med.values() if x >= tol), median_move=mv)))
 
     def server_first(self, runs_, nights, s, tol):
         """The first night of the streak, ending tonight, where the server's median (every
@@ -448,22 +565,31 @@ class Judge:
             last_level = cps[-1][2]
             ongoing = size > 0 and (last_level / before - 1.0) >= p["tolerance"]
             first = w[xs[tau][0]]
-            self.findings.append({
-                "kind": "change", "scope": scope, "name": name, "server": server,
-                "part": part, "size": size, "flagged": bool(ongoing),
-                "first_night": first[1], "first_started": first[2],
-                "evidence": {"series": what, "before_median": before, "after_median": after,
-                             "nights_before": tau - (cps[j - 1][0] if j else 0),
-                             "nights_after": (cps[j + 1][0] if j + 1 < len(cps)
-                                              else len(vals)) - tau,
-                             "p_value": pv, "direction": "slower" if size > 0 else "faster",
-                             "holds_tonight": bool(ongoing),
-                             "method": "E-divisive means (alpha 1), Welch's t-test",
-                             "nights": len(vals)}})
+            self.findings.append(Finding(
+                kind="change", scope=scope, name=name, server=server, part=part, size=size,
+                flagged=bool(ongoing), first_night=first[1], first_started=first[2],
+                evidence=ChangeEvidence(
+                    series=what, before_median=before, after_median=after,
+                    nights_before=tau - (cps[j - 1][0] if j else 0),
+                    nights_after=(cps[j + 1][0] if j + 1 < len(cps) else len(vals)) - tau,
+                    p_value=pv, direction="slower" if size > 0 else "faster",
+                    holds_tonight=bool(ongoing),
+                    method="E-divisive means (alpha 1), Welch's t-test", nights=len(vals))))
 
 
 def judge(h, params=None, run_id=None):
-    """(tonight (run, run_id, started), findings, judge); TooShort when nothing can be judged,
-    KeyError for an unknown run id."""
+    """(tonight (run, run_id, started), findings [Finding], judge); TooShort when nothing can
+    be judged, KeyError for an unknown run id."""
     j = Judge(h, params, run_id)
     return j.tonight, j.run(), j
+
+
+def judgement(version, params, tonight=None, findings=(), judge=None, too_short=None):
+    """The Judgement of tonight (run, run_id, started) by judge, or too short to judge."""
+    findings = list(findings)
+    return Judgement(
+        schema=SCHEMA, version=version, run_id=tonight[1] if tonight else None,
+        started=tonight[2] if tonight else None, parameters=params, too_short=too_short,
+        judged_series=judge.judged if judge else 0,
+        nights_before=judge.nights_before if judge else None,
+        flagged=sum(1 for f in findings if f.flagged), findings=findings)

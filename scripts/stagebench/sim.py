@@ -37,11 +37,11 @@ import tempfile
 import time
 
 from . import catalogue
-from . import common as L
-from . import files as F
-from . import procs as P
+from . import common
+from . import files
+from . import procs
 from . import sshd
-from .launcher import RUN_FLAGS
+from .launchplan import RUN_FLAGS
 from .nodes import nodeset_fold
 from .procs import run_capture
 
@@ -68,7 +68,8 @@ exit status: the launcher's: 0 every node ok; 1 a node failed, hung or is missin
 """
 
 
-def parse_args(argv):
+def build_parser():
+    """The command line's parser (its completion is generated from it too)."""
     ap = argparse.ArgumentParser(
         prog="stagebench-sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Simulate R nodes on S /stage servers on this machine, each a real "
@@ -124,7 +125,11 @@ def parse_args(argv):
         g.add_argument("--" + f.replace("_", "-"), action="store_true", help="as stagebench run's")
     ap.add_argument("tests", nargs="*", metavar="TEST", help="1a 1b 2 3 4 all, or parts")
     ap.add_argument("--version", action=catalogue.VersionAction)
-    return ap.parse_args(argv)
+    return ap
+
+
+def parse_args(argv):
+    return build_parser().parse_args(argv)
 
 
 def local_cores(binary):
@@ -132,16 +137,16 @@ def local_cores(binary):
     try:
         rc, out, err = run_capture([binary, "info", "--format", "json"], 60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise L.UsageError("cannot run '%s': %s" % (binary, e))
+        raise common.UsageError("cannot run '%s': %s" % (binary, e))
     if rc != 0:
-        raise L.UsageError("'%s info' failed: %s" % (binary, L.safe_text(err.strip())))
+        raise common.UsageError("'%s info' failed: %s" % (binary, common.safe_text(err.strip())))
     try:
         info = json.loads(out)
         cpus = [int(t["cpu"]) for t in info["threads"]]
     except (ValueError, KeyError, TypeError):
-        raise L.UsageError("'%s info --format json' printed no thread plan" % binary)
+        raise common.UsageError("'%s info --format json' printed no thread plan" % binary)
     if not cpus:
-        raise L.UsageError("'%s info' found no usable core" % binary)
+        raise common.UsageError("'%s info' found no usable core" % binary)
     return cpus
 
 
@@ -182,9 +187,9 @@ def parse_skews(items, nodes):
         except ValueError:
             sec = None
         if not sep or sec is None or sec != sec or abs(sec) > 86400:
-            raise L.UsageError("--clock-skew '%s': expected NODE=SECONDS (+2.5, -3)" % item)
+            raise common.UsageError("--clock-skew '%s': expected NODE=SECONDS (+2.5, -3)" % item)
         if node not in nodes:
-            raise L.UsageError("--clock-skew '%s': no simulated node %s" % (item, node))
+            raise common.UsageError("--clock-skew '%s': no simulated node %s" % (item, node))
         skews[node] = sec
     return skews
 
@@ -216,55 +221,56 @@ def main():
     args = parse_args(sys.argv[1:])
     try:
         if not (1 <= args.nodes <= 4096):
-            raise L.UsageError("--nodes %d is out of range: 1 to 4096" % args.nodes)
+            raise common.UsageError("--nodes %d is out of range: 1 to 4096" % args.nodes)
         if not (1 <= args.servers <= args.nodes):
-            raise L.UsageError("--servers %d is out of range: 1 to --nodes (%d)"
-                               % (args.servers, args.nodes))
+            raise common.UsageError("--servers %d is out of range: 1 to --nodes (%d)"
+                                    % (args.servers, args.nodes))
         nodes = ["node%d" % i for i in range(1, args.nodes + 1)]
         faults = {}
         for f in args.fault:
             node, sep, kind = f.partition("=")
             if not sep or kind not in FAULTS:
-                raise L.UsageError("--fault '%s': expected NODE=KIND, KIND one of %s"
-                                   % (f, ", ".join(FAULTS)))
+                raise common.UsageError("--fault '%s': expected NODE=KIND, KIND one of %s"
+                                        % (f, ", ".join(FAULTS)))
             if node not in nodes:
-                raise L.UsageError("--fault '%s': no simulated node %s (node1..node%d)"
-                                   % (f, node, args.nodes))
+                raise common.UsageError("--fault '%s': no simulated node %s (node1..node%d)"
+                                        % (f, node, args.nodes))
             faults[node] = kind
         skews = parse_skews(args.clock_skew, nodes)
         faketime = faketime_library() if skews else None
         if skews and not faketime:
-            raise L.UsageError("--clock-skew needs libfaketime (Debian: faketime)")
+            raise common.UsageError("--clock-skew needs libfaketime (Debian: faketime)")
         if args.sshfs and not args.dry_run:
             for tool in ("sshfs", "/usr/sbin/sshd", "ssh-keygen"):
                 if not shutil.which(tool):
-                    raise L.UsageError("--sshfs needs %s (Debian: sshfs, openssh-server)" % tool)
+                    raise common.UsageError("--sshfs needs %s (Debian: sshfs, openssh-server)"
+                                            % tool)
             if not os.path.exists("/dev/fuse"):
-                raise L.UsageError("--sshfs needs FUSE: /dev/fuse does not exist")
-        binary = args.stagebench or F.find_sibling("stagebench")
+                raise common.UsageError("--sshfs needs FUSE: /dev/fuse does not exist")
+        binary = args.stagebench or files.find_sibling("stagebench")
         if not binary:
-            raise L.UsageError("no stagebench binary: give --stagebench PATH")
+            raise common.UsageError("no stagebench binary: give --stagebench PATH")
         binary = os.path.abspath(binary)
         if not os.access(binary, os.X_OK):
-            raise L.UsageError("--stagebench '%s' is not an executable" % binary)
+            raise common.UsageError("--stagebench '%s' is not an executable" % binary)
         catalogue.load(binary).parse_tests(args.tests)
-        launcher = F.find_sibling("stagebench-cluster")
+        launcher = files.find_sibling("stagebench-cluster")
         if not launcher:
-            raise L.UsageError("stagebench-cluster is neither beside this command nor on PATH")
+            raise common.UsageError("stagebench-cluster is neither beside this command nor on PATH")
         run_id = args.run_id or "sim-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-        if not L.run_id_ok(run_id):
-            raise L.UsageError("--run-id '%s' is not valid: letters, digits, '.', '_', '-'"
-                               % run_id)
+        if not common.run_id_ok(run_id):
+            raise common.UsageError("--run-id '%s' is not valid: letters, digits, '.', '_', '-'"
+                                    % run_id)
         results = os.path.abspath(args.results)
         rundir = os.path.join(results, run_id)
-        if os.path.exists(os.path.join(rundir, L.MANIFEST)):
-            raise L.UsageError("results directory %s already holds a run: choose another "
-                               "--run-id" % rundir)
+        if os.path.exists(os.path.join(rundir, common.MANIFEST)):
+            raise common.UsageError("results directory %s already holds a run: choose another "
+                                    "--run-id" % rundir)
         top = os.path.abspath(args.dir)
         cpus = local_cores(binary)
         share, note = share_cores(nodes, cpus)
-    except L.UsageError as e:
-        L.fail(str(e), L.EXIT_USAGE)
+    except common.UsageError as e:
+        common.fail(str(e), common.EXIT_USAGE)
 
     simdir = os.path.join(rundir, "sim")
     bindir = os.path.join(simdir, "bin")
@@ -287,7 +293,7 @@ def main():
         for server in held:
             left = server.close()
             if left:
-                L.say("warning: could not unmount %s" % ", ".join(left))
+                common.say("warning: could not unmount %s" % ", ".join(left))
         if dry_dir is not None:
             shutil.rmtree(dry_dir, ignore_errors=True)
 
@@ -298,27 +304,27 @@ def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, b
     --sshfs goes into held (the caller stops it)."""
     results, rundir = os.path.dirname(os.path.dirname(simdir)), os.path.dirname(simdir)
     try:
-        F.ensure_dir(results)
+        files.ensure_dir(results)
         # fresh (the run directory: or made by stagebench-cron, see make_run_dir): the
         # wrappers in sim/bin are executed, as whoever runs this
-        F.make_run_dir(rundir, 0o755)
-        F.make_dir(simdir, 0o755)
-        F.make_dir(bindir, 0o700)
+        files.make_run_dir(rundir, 0o755)
+        files.make_dir(simdir, 0o755)
+        files.make_dir(bindir, 0o700)
         for s in by_server:
             os.makedirs(os.path.join(top, s), exist_ok=True)
         if args.sshfs:
-            F.make_dir(os.path.join(simdir, "ssh"), 0o700)
-            F.make_dir(os.path.join(simdir, "mnt"), 0o755)
+            files.make_dir(os.path.join(simdir, "ssh"), 0o700)
+            files.make_dir(os.path.join(simdir, "mnt"), 0o755)
     except OSError as e:
-        L.fail("cannot create %s" % (("%s: %s" % (e.filename, L.errno_text(e)))
-                                     if e.filename else e), L.EXIT_PRECONDITION)
+        common.fail("cannot create %s" % (("%s: %s" % (e.filename, common.errno_text(e)))
+                                          if e.filename else e), common.EXIT_PRECONDITION)
     server = None
     if args.sshfs:
         server = sshd.SshServer(os.path.join(simdir, "ssh"))
         held.append(server)
         why = server.start()
         if why:
-            L.fail("--sshfs: %s" % why, L.EXIT_PRECONDITION)
+            common.fail("--sshfs: %s" % why, common.EXIT_PRECONDITION)
     for s, ns in by_server.items():
         for n in ns:
             stage = os.path.join(top, s)
@@ -328,14 +334,14 @@ def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, b
                 mnt = os.path.join(simdir, "mnt", n)
                 why = None
                 try:
-                    F.make_dir(mnt, 0o755)
+                    files.make_dir(mnt, 0o755)
                 except OSError as e:
-                    why = L.errno_text(e)
+                    why = common.errno_text(e)
                 why = why or server.mount(stage, mnt, SSHFS_OPTIONS)
                 if why:
-                    L.fail("--sshfs: %s: %s" % (n, why), L.EXIT_PRECONDITION)
+                    common.fail("--sshfs: %s: %s" % (n, why), common.EXIT_PRECONDITION)
                 stage = mnt
-            F.write_atomic(os.path.join(bindir, n), wrapper(
+            files.write_atomic(os.path.join(bindir, n), wrapper(
                 binary, n, s, stage, share[n], faults.get(n), run_id,
                 (faketime, skews[n]) if n in skews else None), 0o755)
 
@@ -343,8 +349,8 @@ def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, b
 def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary, launcher,
            bindir, servers_file, note, skews):
     """Run the launcher on the simulated nodes; its exit status."""
-    F.write_atomic(servers_file, "".join("%s %s\n" % (nodeset_fold(ns), s)
-                                         for s, ns in sorted(by_server.items())))
+    files.write_atomic(servers_file, "".join("%s %s\n" % (nodeset_fold(ns), s)
+                                             for s, ns in sorted(by_server.items())))
 
     cmd = [sys.executable, launcher, "--launcher", args.launcher, "--exec",
            "-w", nodeset_fold(nodes), "--servers", servers_file,
@@ -375,14 +381,14 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
         if getattr(args, opt):
             cmd.append("--" + opt.replace("_", "-"))
     cmd += list(args.tests)
-    L.say("%s; servers: %s" % (note, "; ".join("%s: %s" % (s, nodeset_fold(ns))
-                                               for s, ns in sorted(by_server.items()))))
+    common.say("%s; servers: %s" % (note, "; ".join("%s: %s" % (s, nodeset_fold(ns))
+                                                    for s, ns in sorted(by_server.items()))))
     if args.verbose:
-        L.say("launcher: " + " ".join(shlex.quote(c) for c in cmd))
+        common.say("launcher: " + " ".join(shlex.quote(c) for c in cmd))
 
     # The launcher runs in its own session: a Ctrl-C reaches it once, forwarded from here.
     proc = subprocess.Popen(cmd, start_new_session=True)
-    P.forward_signals(proc)
+    procs.forward_signals(proc)
     while True:
         try:
             return proc.wait()

@@ -12,13 +12,13 @@ import socket
 import subprocess
 import time
 
-from . import files as F
-from . import procs as P
+from . import files
+from . import procs
 
 
 def processes_mentioning(text):
     """Pids of live processes whose command line contains text."""
-    return [pid for pid, cmd in P.live_others("cmdline")
+    return [pid for pid, cmd in procs.live_others("cmdline")
             if text in cmd.replace(b"\0", b" ").decode("utf-8", "replace")]
 
 
@@ -73,8 +73,8 @@ class SshServer(object):
             self.user_key = self._keygen("user_key")
             self.auth = os.path.join(self.dir, "authorized_keys")
             with open(self.user_key + ".pub") as f:
-                F.write_atomic(self.auth, f.read(), 0o600)
-            F.write_atomic(self.config, "\n".join([
+                files.write_atomic(self.auth, f.read(), 0o600)
+            files.write_atomic(self.config, "\n".join([
                 "ListenAddress 127.0.0.1", "HostKey %s" % self.host_key,
                 "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
                 "AuthorizedKeysFile %s" % self.auth, "PasswordAuthentication no",
@@ -90,7 +90,7 @@ class SshServer(object):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.bind(("127.0.0.1", 0))
                 self.port = s.getsockname()[1]
-            with F.open_ours(self.log) as log:
+            with files.open_ours(self.log) as log:
                 self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", self.config,
                                               "-p", str(self.port)], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=log,

@@ -14,7 +14,7 @@ import re
 import stat
 
 from . import catalogue
-from . import common as L
+from . import common
 
 UINT64_MAX = (1 << 64) - 1
 INT64_MAX = (1 << 63) - 1  # a bucket count (kept in an array of int64)
@@ -23,7 +23,7 @@ START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
 # node/1 (older nodes) lacks the integer instants, clock steps, residency and build id: what it
 # cannot tell, the report says it cannot tell.
-NODE_SCHEMAS = ("stagebench.node/2", "stagebench.node/1")
+NODE_SCHEMAS = (common.NODE_SCHEMA, "stagebench.node/1")
 
 
 class Bad(Exception):
@@ -393,7 +393,7 @@ def _part(part, where, top):
         "verified": bool(part.get("verified")),
         "late": bool(part.get("late")),
     }
-    if not L._PART_RE.match(p["part"]):
+    if not common.part_name_ok(p["part"]):
         raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
     if p["part"] not in catalogue.load().part_test:
         raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
@@ -448,6 +448,11 @@ def _bool(obj, key, where):
 def _part_v2(p, part, where):
     """The fields of stagebench.node/2 (absent in node/1: None, and the report says unknown)."""
     p["kind"] = _str(part, "kind", where, required=False)
+    for key, allowed in (("counted", catalogue.COUNTED), ("rate_unit", catalogue.RATE_UNITS)):
+        p[key] = _str(part, key, where, required=False)
+        if p[key] is not None and p[key] not in allowed:
+            raise Bad("field %s%s '%s' is not one of %s" % (where, key, p[key][:40],
+                                                           ", ".join(allowed)))
     p["start_at_ns"] = _int(part, "start_at_ns", where, required=False)
     p["release_at_ns"] = _minmax(part, "release_at_ns", where)
     p["first_io_at_ns"] = _minmax(part, "first_io_at_ns", where)
@@ -584,7 +589,7 @@ def _summary_facts(s, name, schema, run):
     """The node's own facts (name, host, filesystem, clock, status, errors, scale, and
     node/2's fields): the report's entry for the summary, its parts still to come."""
     node = _str(s, "node", "")
-    if not L.node_name_ok(node):
+    if not common.node_name_ok(node):
         raise Bad("field node '%s' is not a valid node name" % node[:70])
     status = _str(s, "status", "")
     fs = s.get("fs") if isinstance(s.get("fs"), dict) else {}
@@ -669,7 +674,7 @@ def _summary_escape(out):
     for k in ("host", "dir"):
         out[k] = _esc(out[k])
     out["fs"] = {k: _esc(v) for k, v in out["fs"].items()}
-    out["errors"] = [L.safe_text(e) for e in out["errors"]]
+    out["errors"] = [common.safe_text(e) for e in out["errors"]]
     for _t, _r, _name, p in out["entries"]:
         p["error"] = _esc(p["error"])
     out["test_errors"] = [(t, r, _esc(why), part) for t, r, why, part in out["test_errors"]]
@@ -695,7 +700,7 @@ def _summary_v2(out, s, schema, clock, run):
 
 
 def _esc(v):
-    return L.safe_text(v) if isinstance(v, str) else v
+    return common.safe_text(v) if isinstance(v, str) else v
 
 
 def _opt_str(v):
@@ -709,7 +714,27 @@ def _opt_num(v):
     return v if math.isfinite(v) else None
 
 
-def _read_chunk(items):
+def error_reasons(path):
+    """The machine reasons of the errors a summary records (its error_reasons, and each test's
+    and part's reason), through the door; an empty set when it cannot be read. The launcher
+    reads why a node failed from them, never from the words."""
+    try:
+        s = load_json(path, strict=False)
+    except (OSError, Bad):
+        return set()
+    if not isinstance(s, dict):
+        return set()
+    found = [r for r in s.get("error_reasons") or [] if isinstance(r, str)]
+    for t in s.get("tests") if isinstance(s.get("tests"), list) else []:
+        if isinstance(t, dict):
+            found.append(t.get("reason"))
+            parts = t.get("parts") if isinstance(t.get("parts"), list) else []
+            found += [p.get("reason") for p in parts if isinstance(p, dict)]
+    return {r for r in found if isinstance(r, str)}
+
+
+def read_chunk(items):
+    """read_summary of each (path, repetition offset) of items: a worker's chunk."""
     return [read_summary(path, off) for path, off in items]
 
 
@@ -727,7 +752,7 @@ def _names(obj, key, where, check):
         raise Bad("field %s%s is not a list" % (where, key))
     for i, x in enumerate(v):
         if not check(x):
-            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, L.safe_text(x)[:70]
+            raise Bad("field %s%s[%d] '%s' is not valid" % (where, key, i, common.safe_text(x)[:70]
                                                            if isinstance(x, str) else x))
 
 
@@ -736,8 +761,8 @@ def check_manifest(m):
     the binary's rule, tests and parts of the catalogue, numbers finite and in range, strings
     escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller."""
     cat = catalogue.load()
-    _names(m, "nodes", "", L.node_name_ok)
-    if m.get("run_id") is not None and not L.run_id_ok(m.get("run_id")):
+    _names(m, "nodes", "", common.node_name_ok)
+    if m.get("run_id") is not None and not common.run_id_ok(m.get("run_id")):
         raise Bad("field run_id is not a valid run id")
     run = m.get("run")
     if run is not None:
@@ -745,7 +770,7 @@ def check_manifest(m):
             raise Bad("field run is not an object")
         _names(run, "tests", "run.", lambda x: isinstance(x, str) and x in cat.tests)
         _names(run, "parts", "run.", lambda x: isinstance(x, str) and x in cat.part_test)
-    for key, rule in (("servers", L.node_name_ok), ("preparers", lambda x: True)):
+    for key, rule in (("servers", common.node_name_ok), ("preparers", lambda x: True)):
         d = m.get(key)
         if d is None:
             continue
@@ -753,9 +778,9 @@ def check_manifest(m):
             raise Bad("field %s is not an object" % key)
         for k, v in d.items():
             if not isinstance(v, str) or not rule(k) or \
-                    (key == "preparers" and not L.node_name_ok(v)):
+                    (key == "preparers" and not common.node_name_ok(v)):
                 raise Bad("field %s has an entry that is not valid: '%s'"
-                          % (key, L.safe_text(k)[:70]))
+                          % (key, common.safe_text(k)[:70]))
     for key in ("notes",):
         if m.get(key) is not None and not (isinstance(m[key], list) and
                                            all(isinstance(x, str) for x in m[key])):
@@ -773,14 +798,14 @@ def check_manifest(m):
         if not isinstance(test, str) or not isinstance(part, str) or \
                 test not in cat.tests or part not in cat.tests[test]["parts"]:
             raise Bad("field %stest/part '%s'/'%s' is not a part of the catalogue"
-                      % (w, L.safe_text(test)[:20], L.safe_text(part)[:20]))
+                      % (w, common.safe_text(test)[:20], common.safe_text(part)[:20]))
         rep = _int(rnd, "rep", w)
         if rep < 1:
             raise Bad("field %srep is below 1" % w)
         _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
         if rnd.get("failed") is not None:
             _by_node(rnd["failed"], w + "failed", _failed_entry)
-    return L.safe_json(m)
+    return common.safe_json(m)
 
 
 def _by_node(d, where, check):
@@ -790,9 +815,9 @@ def _by_node(d, where, check):
     if not isinstance(d, dict):
         raise Bad("field %s is not an object" % where)
     for node, v in d.items():
-        if not L.node_name_ok(node):
+        if not common.node_name_ok(node):
             raise Bad("field %s names '%s', not a valid node name"
-                      % (where, L.safe_text(node)[:70]))
+                      % (where, common.safe_text(node)[:70]))
         check(v, "%s.%s" % (where, node))
 
 
@@ -814,7 +839,7 @@ def check_baseline(b):
         raise Bad("field parts is not an object")
     for part, d in parts.items():
         if part not in cat.part_test:
-            raise Bad("parts names '%s', not a part of any test" % L.safe_text(part)[:40])
+            raise Bad("parts names '%s', not a part of any test" % common.safe_text(part)[:40])
         if not isinstance(d, dict):
             raise Bad("field parts.%s is not an object" % part)
         if d.get("cluster_time_s") is not None:
@@ -828,4 +853,4 @@ def _time_above_0(t, where):
     if not (isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and
             0 < t <= MAX_SECONDS):
         raise Bad("field %s (%s) is not a time above 0"
-                  % (where, L.safe_text(json.dumps(t))[:40]))
+                  % (where, common.safe_text(json.dumps(t))[:40]))

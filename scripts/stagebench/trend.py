@@ -10,9 +10,9 @@ import os
 import statistics
 import time
 
-from . import common as L
+from . import common
 from . import histdb
-from . import regress as G
+from . import regress
 from .files import write_atomic
 
 EXTENSIONS = (".svg", ".png")
@@ -20,12 +20,12 @@ EXTENSIONS = (".svg", ".png")
 
 def check_plot_path(path):
     if os.path.splitext(path)[1].lower() not in EXTENSIONS:
-        raise L.UsageError("--plot '%s': give a file ending in .svg or .png" % path)
+        raise common.UsageError("--plot '%s': give a file ending in .svg or .png" % path)
 
 
 def plain(s):
     """s as matplotlib shows it literally: no control characters, no mathtext."""
-    return L.safe_text(s).replace("$", r"\$")
+    return common.safe_text(s).replace("$", r"\$")
 
 
 def select(h, name, part=None, kind=None):
@@ -36,23 +36,24 @@ def select(h, name, part=None, kind=None):
                                               (name,)).fetchone():
             found.append(k)
     if not found:
-        raise L.UsageError("'%s' is no node, server or part of the history" % name)
+        raise common.UsageError("'%s' is no node, server or part of the history" % name)
     if len(found) > 1:
-        raise L.UsageError("'%s' is a %s: say which with --kind" % (name, " and a ".join(found)))
+        raise common.UsageError("'%s' is a %s: say which with --kind"
+                                % (name, " and a ".join(found)))
     parts = h.names("parts")
     if found[0] == "part":
         keys = [k for k, n in parts.items() if n == name]
     elif part:
         keys = [k for k, n in parts.items() if n == part]
         if not keys:
-            raise L.UsageError("'%s' is no part of the history" % part)
+            raise common.UsageError("'%s' is no part of the history" % part)
     else:
-        keys = sorted(parts, key=lambda k: L.natural_key(parts[k]))
+        keys = sorted(parts, key=lambda k: common.natural_key(parts[k]))
     return found[0], name, keys
 
 
 def _runs(h, pk, nights):
-    return G.part_runs(h, pk, float("inf"), nights)
+    return regress.part_runs(h, pk, float("inf"), nights)
 
 
 def _points(h, kind, name, pk, runs_):
@@ -95,8 +96,8 @@ def series(h, sel, nights, params):
         if not pts:
             continue
         vals = [p[3] for p in pts]
-        cps = G.change_points(vals, params["tolerance"], params["min_segment"],
-                              params["pvalue"])
+        cps = regress.change_points(vals, params["tolerance"], params["min_segment"],
+                                    params["pvalue"])
         out["parts"].append({
             "part": parts[pk],
             "points": [{"run_id": p[1], "started": p[2], "value_s": p[3], "low_s": p[4],
@@ -126,10 +127,10 @@ def to_text(s):
         for x in p["points"]:
             c = marks.get(x["run_id"])
             out.append("  %-28s %-16s %12s %12s %12s %6d%s" % (
-                x["run_id"], _day(x["started"]), L.fmt_time(x["value_s"]),
-                L.fmt_time(x["low_s"]), L.fmt_time(x["high_s"]), x["nodes"],
+                x["run_id"], _day(x["started"]), common.fmt_time(x["value_s"]),
+                common.fmt_time(x["low_s"]), common.fmt_time(x["high_s"]), x["nodes"],
                 "  <- change %+.0f%% (p=%.2g)" % (c["size"] * 100, c["p_value"]) if c else ""))
-    return L.safe_text("\n".join(out) + "\n")
+    return common.safe_text("\n".join(out) + "\n")
 
 
 def to_csv(s):
@@ -144,7 +145,7 @@ def to_csv(s):
             w.writerow([s["kind"], s["name"], p["part"], x["run_id"], "%.3f" % x["started"],
                         "%.9g" % x["value_s"], "%.9g" % x["low_s"], "%.9g" % x["high_s"],
                         x["nodes"], "%.4f" % c["size"] if c else ""])
-    return L.safe_text(buf.getvalue())
+    return common.safe_text(buf.getvalue())
 
 
 def plot(s, path):

@@ -12,16 +12,17 @@ import shlex
 import statistics
 
 from . import catalogue
-from . import common as L
+from . import common
+from .model import (NodeOffset, OutNode, Residency, Rule, ServerDrop, StartVerdict,
+                    Validity)
 
 LIMIT_S = 1.0  # the spec: "a start synchronized to less than a second"
 WARM = 0.10  # a part expected cold whose residency at release is above this read its own cache
-RECREATED_TESTS = ("1a", "1b", "2")
 NO_RELEASE = "no node released its threads"
 
 
 def fmt_signed(s):
-    return ("+" if s >= 0 else "-") + L.fmt_time(abs(s))
+    return ("+" if s >= 0 else "-") + common.fmt_time(abs(s))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -42,8 +43,8 @@ def _offset_entry(d, where):
 
 
 def node_offsets(manifest, facts):
-    """{node: {"offset_s", "uncertainty_s", "drift_s", "basis"}} for every node whose clock is
-    known against a common reference, and {node: why} for the others.
+    """{node: NodeOffset} for every node whose clock is known against a common reference, and
+    {node: why} for the others; facts: {node: its facts (collection.NodeFacts)}.
 
     With a launcher manifest that measured clocks (manifest/2 `clock`), a node's offset is the
     one measured before the first part; the end measurement, where there is one, shows drift,
@@ -69,15 +70,15 @@ def node_offsets(manifest, facts):
                 if not isinstance(e, str):
                     drift = e[0] - s[0]
                     unc = max(unc, e[1])
-            known[node] = {"offset_s": s[0], "uncertainty_s": unc, "drift_s": drift,
-                           "basis": "measured (%s)" % method}
+            known[node] = NodeOffset(offset_s=s[0], uncertainty_s=unc, drift_s=drift,
+                                     basis="measured (%s)" % method)
         return known, unknown
     for node, f in facts.items():
-        me = f.get("maxerror_us")
-        if f.get("ntp") and isinstance(me, int):
-            known[node] = {"offset_s": 0.0, "uncertainty_s": me / 1e6, "drift_s": 0.0,
-                           "basis": "NTP maxerror"}
-        elif f.get("ntp"):
+        me = f.maxerror_us
+        if f.ntp and isinstance(me, int):
+            known[node] = NodeOffset(offset_s=0.0, uncertainty_s=me / 1e6, drift_s=0.0,
+                                     basis="NTP maxerror")
+        elif f.ntp:
             unknown[node] = "NTP-synchronized but no maxerror, and no launcher measurement"
         else:
             unknown[node] = "no launcher measurement and the clock is not NTP-synchronized"
@@ -91,10 +92,10 @@ def node_offsets(manifest, facts):
 def _release_range(e):
     """A node's own release instants (integer ns, own clock) and whether they are exact:
     node/2 gives integer ns; node/1's epoch seconds resolve about 0.24 us."""
-    if e.get("rel_ns") is not None:
-        return e["rel_ns"][0], e["rel_ns"][1], True
-    if e.get("rel_min") is not None:
-        return int(round(e["rel_min"] * 1e9)), int(round(e["rel_max"] * 1e9)), False
+    if e.rel_ns is not None:
+        return e.rel_ns[0], e.rel_ns[1], True
+    if e.rel_min is not None:
+        return int(round(e.rel_min * 1e9)), int(round(e.rel_max * 1e9)), False
     return None
 
 
@@ -117,41 +118,38 @@ def _start_row(n, e, rr, off, limit, out):
     """Node n's release in the part: its own spread, its clock step and, with its offset off,
     its release range (lo, hi, io_lo, io_hi) in true ns; a release later than limit is in out."""
     lo, hi = rr[0], rr[1]
-    part_step = e.get("clock_step_s") or 0.0
-    total = e.get("clock_step_total_s") or 0.0
+    part_step = e.clock_step_s or 0.0
+    total = e.clock_step_total_s or 0.0
     step = part_step if abs(part_step) >= abs(total) else total
     # The steps known to have come before this release (an earlier part's, and this
     # part's when the node saw it in the wait) moved the node's clock after its offset was
     # measured: its offset at the release is the measured one plus them. A step during
     # the part itself came after the release and changes nothing of the start.
-    before = total - (0.0 if e.get("step_in_wait") else part_step)
-    if (e.get("late_by_s") or 0.0) >= limit:
-        out.append({"node": n, "by_s": e["late_by_s"],
-                    "why": "released %s after T on its own clock" % L.fmt_time(e["late_by_s"])})
+    before = total - (0.0 if e.step_in_wait else part_step)
+    if (e.late_by_s or 0.0) >= limit:
+        out.append(OutNode(node=n, by_s=e.late_by_s, why="released %s after T on its own clock"
+                           % common.fmt_time(e.late_by_s)))
     row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
     if off is not None:
         # true instants in s, relative to the earliest own instant of the part: offsets
         # are subtracted in integer ns, so no precision is lost to epoch-sized floats
-        o = int(round((off["offset_s"] + before) * 1e9))
+        o = int(round((off.offset_s + before) * 1e9))
         # drift that the recorded steps explain widens nothing
-        drift = min(abs(off["drift_s"]), abs(off["drift_s"] - total))
-        row.update(lo=lo - o, hi=hi - o, offset=off["offset_s"] + before,
-                   u=off["uncertainty_s"] + drift)
-        io = e.get("io_ns")
+        drift = min(abs(off.drift_s), abs(off.drift_s - total))
+        row.update(lo=lo - o, hi=hi - o, offset=off.offset_s + before,
+                   u=off.uncertainty_s + drift)
+        io = e.io_ns
         if io is not None:
             row.update(io_lo=io[0] - o, io_hi=io[1] - o)
     return row
 
 
-def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
-    """The start verdict of one part: entries {node: entry} of the nodes that ran it.
-
-    held iff spread + uncertainty < limit; NOT held iff spread - uncertainty >= limit, or a
-    node released later than the limit after T, or its clock stepped by the limit or more;
-    otherwise cannot tell, saying why (offsets unknown, too uncertain, or summaries of older
-    nodes that do not record steps)."""
-    rows, no_offset, old, out = [], [], [], []
-    for n in sorted(entries, key=L.natural_key):
+def _rows(entries, offsets, limit, out):
+    """Each node's release row (_start_row), in natural order, its instants made relative to
+    the earliest true one; and the nodes without an offset, and those of node/1 (no integer
+    instants)."""
+    rows, no_offset, old = [], [], []
+    for n in sorted(entries, key=common.natural_key):
         rr = _release_range(entries[n])
         if rr is None:
             continue
@@ -167,21 +165,23 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
             for k in ("lo", "hi", "io_lo", "io_hi"):
                 if k in r:
                     r[k] = (r[k] - base) / 1e9
-    v = {"verdict": "cannot tell", "spread_s": None, "uncertainty_s": None, "limit_s": limit,
-         "basis": "release", "io_spread_s": None, "nodes_out": out, "why": None}
-    if not rows:
-        v["why"] = NO_RELEASE
-        return v
+    return rows, no_offset, old
+
+
+def _spread(v, rows, entries, limit):
+    """v's spread, its uncertainty and the first operations' spread, from the rows; the nodes
+    out named in v.nodes_out. Returns (the largest own spread of a node, the rows with an
+    offset)."""
     multi = len(rows) > 1
     own = max(r["own"] for r in rows)
     known = [r for r in rows if "lo" in r]
     if not multi:
         # one node: every thread read the same clock, no offset enters
-        v["spread_s"], v["uncertainty_s"] = own, 0.0
+        v.spread_s, v.uncertainty_s = own, 0.0
         r = rows[0]
-        if "io_lo" in r or entries[r["node"]].get("io_ns") is not None:
-            io = entries[r["node"]].get("io_ns")
-            v["io_spread_s"] = (io[1] - io[0]) / 1e9 if io else None
+        if "io_lo" in r or entries[r["node"]].io_ns is not None:
+            io = entries[r["node"]].io_ns
+            v.io_spread_s = (io[1] - io[0]) / 1e9 if io else None
     if multi and known:
         s = max(r["hi"] for r in known) - min(r["lo"] for r in known)
         s_hi = max(own, _cross(known, lambda r: r["hi"] + r["u"], lambda r: r["lo"] - r["u"])
@@ -189,43 +189,62 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
         s_lo = max(own, _cross(known, lambda r: r["hi"] - r["u"], lambda r: r["lo"] + r["u"])
                    if len(known) > 1 else own, 0.0)
         s = max(s, own)
-        v["spread_s"] = s
-        v["uncertainty_s"] = max(s_hi - s, s - s_lo, 0.0)
+        v.spread_s = s
+        v.uncertainty_s = max(s_hi - s, s - s_lo, 0.0)
         ios = [r for r in known if "io_lo" in r]
         if len(ios) == len(rows):
-            v["io_spread_s"] = max(r["io_hi"] for r in ios) - min(r["io_lo"] for r in ios)
+            v.io_spread_s = max(r["io_hi"] for r in ios) - min(r["io_lo"] for r in ios)
         if len(known) > 1 and s_lo >= limit or own >= limit:
-            _name_outliers(known, limit, out)
+            _name_outliers(known, limit, v.nodes_out)
     elif own >= limit:
-        v["spread_s"], v["uncertainty_s"] = own, 0.0
+        v.spread_s, v.uncertainty_s = own, 0.0
     if multi:
-        _name_steps(rows, limit, out)
-    spread, unc = v["spread_s"], v["uncertainty_s"]
+        _name_steps(rows, limit, v.nodes_out)
+    return own, known
+
+
+def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
+    """The start verdict of one part (a StartVerdict): entries {node: Entry} of the nodes that
+    ran it, offsets {node: NodeOffset}, unknown {node: why its offset is unknown}.
+
+    held iff spread + uncertainty < limit; NOT held iff spread - uncertainty >= limit, or a
+    node released later than the limit after T, or its clock stepped by the limit or more;
+    otherwise cannot tell, saying why (offsets unknown, too uncertain, or summaries of older
+    nodes that do not record steps)."""
+    out = []
+    rows, no_offset, old = _rows(entries, offsets, limit, out)
+    v = StartVerdict(verdict="cannot tell", spread_s=None, uncertainty_s=None, limit_s=limit,
+                     basis="release", io_spread_s=None, nodes_out=out, why=None)
+    if not rows:
+        v.why = NO_RELEASE
+        return v
+    own, known = _spread(v, rows, entries, limit)
+    spread, unc = v.spread_s, v.uncertainty_s
     if out or (spread is not None and spread - unc >= limit and (own >= limit or
                                                                   len(known) > 1)):
         if not out and own >= limit:
             n = max(rows, key=lambda r: r["own"])["node"]
-            out.append({"node": n, "by_s": own,
-                        "why": "its own threads were released %s apart" % L.fmt_time(own)})
-        v["verdict"] = "NOT held"
-    elif multi and no_offset:
+            out.append(OutNode(node=n, by_s=own, why="its own threads were released %s apart"
+                               % common.fmt_time(own)))
+        v.verdict = "NOT held"
+    elif len(rows) > 1 and no_offset:
         by_reason = {}
         for n in no_offset:
             by_reason.setdefault(unknown.get(n, "offset not measured"), []).append(n)
-        v["why"] = "clock offset unknown for " + "; ".join(
+        v.why = "clock offset unknown for " + "; ".join(
             "%s (%s)" % (", ".join(ns[:12]) + (" and %d more" % (len(ns) - 12)
                                                if len(ns) > 12 else ""), why)
             for why, ns in sorted(by_reason.items()))
         for n in no_offset:
-            out.append({"node": n, "by_s": None, "why": unknown.get(n, "offset not measured")})
+            out.append(OutNode(node=n, by_s=None, why=unknown.get(n, "offset not measured")))
     elif spread + unc < limit and old:
-        v["why"] = "summaries of older nodes (stagebench.node/1) record no clock steps and " \
-            "no integer instants: %s" % ", ".join(old[:12])
+        v.why = "summaries of older nodes (stagebench.node/1) record no clock steps and no " \
+            "integer instants: %s" % ", ".join(old[:12])
     elif spread + unc < limit:
-        v["verdict"] = "held"
+        v.verdict = "held"
     else:
-        v["why"] = "spread %s with an uncertainty of %s straddles the %g s limit" % (
-            L.fmt_time(spread), L.fmt_time(unc), limit)
+        v.why = "spread %s with an uncertainty of %s straddles the %g s limit" % (
+            common.fmt_time(spread), common.fmt_time(unc), limit)
         _name_outliers(known, limit, out)
     return v
 
@@ -233,30 +252,31 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
 def _name_steps(rows, limit, out):
     """A node whose wall clock stepped around the start: said beside the node where it is
     already named, and named for the step alone when it is the limit or more."""
-    named = {o["node"]: o for o in out}
+    named = {o.node: o for o in out}
     for r in rows:
         if not r["step"]:
             continue
         said = "its wall clock stepped by %s around the start" % fmt_signed(r["step"])
         if r["node"] in named:
-            named[r["node"]]["why"] += "; " + said
+            named[r["node"]].why += "; " + said
         elif abs(r["step"]) >= limit:
-            out.append({"node": r["node"], "by_s": r["step"], "why": said})
+            out.append(OutNode(node=r["node"], by_s=r["step"], why=said))
 
 
 def _name_outliers(known, limit, out):
     """The nodes whose true release is half the limit or more from the others' median."""
     mids = [(r["lo"] + r["hi"]) / 2 for r in known]
     ref = statistics.median(mids)
-    named = {o["node"] for o in out}
+    named = {o.node for o in out}
     for r in known:
         late, early = r["hi"] - ref, r["lo"] - ref
         by = late if abs(late) >= abs(early) else early
         if abs(by) >= limit / 2 and r["node"] not in named:
-            out.append({"node": r["node"], "by_s": by,
-                        "why": "released %s %s the others' median (offset %s, uncertainty %s)" % (
-                            L.fmt_time(abs(by)), "after" if by > 0 else "before",
-                            fmt_signed(r["offset"]), L.fmt_time(r["u"]))})
+            out.append(OutNode(
+                node=r["node"], by_s=by,
+                why="released %s %s the others' median (offset %s, uncertainty %s)" % (
+                    common.fmt_time(abs(by)), "after" if by > 0 else "before",
+                    fmt_signed(r["offset"]), common.fmt_time(r["u"]))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,52 +284,67 @@ def _name_outliers(known, limit, out):
 
 
 def residency(entries, nodes):
-    """The residency at release across the nodes that ran a part; warm nodes are those that
-    started with more than WARM of the replica in their own cache where cold was expected.
-    A part without a replica (test 4) has none: not applicable, rather than unknown."""
+    """The residency at release across the nodes that ran a part (a Residency); warm nodes
+    are those that started with more than WARM of the replica in their own cache where cold
+    was expected. A part without a replica (test 4) has none: not applicable, rather than
+    unknown."""
     vals, unknown, warm, na = [], [], [], 0
     for n in nodes:
         e = entries[n]
-        r = e.get("residency")
-        if r is None and e.get("residency_na"):
+        r = e.residency
+        if r is None and e.residency_na:
             na += 1
             continue
         if r is None:
             unknown.append(n)
             continue
         vals.append(r)
-        if e.get("cache_expected") == "cold" and r > WARM:
+        if e.cache_expected == "cold" and r > WARM:
             warm.append(n)
     vals.sort()
-    return {"min": vals[0] if vals else None,
-            "median": statistics.median(vals) if vals else None,
-            "max": vals[-1] if vals else None, "unknown": unknown, "warm_nodes": warm,
-            "applicable": not nodes or na < len(nodes)}
+    return Residency(min=vals[0] if vals else None,
+                     median=statistics.median(vals) if vals else None,
+                     max=vals[-1] if vals else None, unknown=unknown, warm_nodes=warm,
+                     applicable=not nodes or na < len(nodes))
 
 
 # ---------------------------------------------------------------------------------------------
 # The server drop
 
 
+def drop_tests():
+    """The tests the site's server cache drop applies before (the catalogue's), as the
+    report names them: "3"."""
+    return ", ".join(catalogue.load().tests_where("server_drop"))
+
+
+def _drop_test(before):
+    """The test of the part a server drop ran before (or of the test itself)."""
+    cat = catalogue.load()
+    return cat.part_test.get(before, before if before in cat.tests else None)
+
+
 def server_drop(manifest, parts):
-    """Whether the launcher dropped the /stage servers' caches before each repetition of test 3
-    that ran: {"asked", "command", "ok" (None when not asked or no test 3), "runs", "evidence"}."""
+    """Whether the launcher dropped the /stage servers' caches before each repetition of the
+    tests it applies to that ran (a ServerDrop; ok None when not asked or none ran)."""
     sd = manifest.get("server_drop") if isinstance(manifest, dict) else None
-    reps3 = sorted({p["repetition"] for p in parts if p["test"] == "3"})
+    tests = set(catalogue.load().tests_where("server_drop"))
+    label = "test %s" % drop_tests()
+    reps = sorted({p.repetition for p in parts if p.test in tests})
     if not isinstance(sd, dict):
-        return {"asked": False, "command": None, "ok": None, "runs": [],
-                "evidence": "not asked (--server-drop not given): whether test 3 was served "
-                            "by the servers' disks or their caches is not known"}
+        return ServerDrop(asked=False, command=None, ok=None, runs=[],
+                          evidence="not asked (--server-drop not given): whether %s was served "
+                                   "by the servers' disks or their caches is not known" % label)
     runs = [r for r in (sd.get("runs") or []) if isinstance(r, dict)]
     cmd = sd.get("command")
     cmd = " ".join(shlex.quote(str(x)) for x in cmd) if isinstance(cmd, list) else None
-    if not reps3:
-        return {"asked": True, "command": cmd, "ok": None, "runs": runs,
-                "evidence": "asked, but test 3 did not run"}
+    if not reps:
+        return ServerDrop(asked=True, command=cmd, ok=None, runs=runs,
+                          evidence="asked, but %s did not run" % label)
     missing, failed = [], []
-    for rep in reps3:
+    for rep in reps:
         rr = [r for r in runs if r.get("repetition") == rep and
-              str(r.get("before", "")).startswith("3")]
+              _drop_test(str(r.get("before", ""))) in tests]
         if not rr:
             missing.append(rep)
         elif not all(r.get("status") == "ok" for r in rr):
@@ -317,60 +352,80 @@ def server_drop(manifest, parts):
                 rep, next(r.get("status") for r in rr if r.get("status") != "ok"),
                 next(r.get("exit_code") for r in rr if r.get("status") != "ok")))
     ok = not missing and not failed
-    ev = "ran before test 3 in every repetition (%d)" % len(reps3) if ok else "; ".join(
-        (["did not run before test 3 rep %s" % ", ".join(map(str, missing))] if missing else []) +
-        (["failed before test 3 %s" % ", ".join(failed)] if failed else []))
-    return {"asked": True, "command": cmd, "ok": ok, "runs": runs, "evidence": ev}
+    ev = "ran before %s in every repetition (%d)" % (label, len(reps)) if ok else "; ".join(
+        (["did not run before %s rep %s" % (label, ", ".join(map(str, missing)))]
+         if missing else []) +
+        (["failed before %s %s" % (label, ", ".join(failed))] if failed else []))
+    return ServerDrop(asked=True, command=cmd, ok=ok, runs=runs, evidence=ev)
 
 
 # ---------------------------------------------------------------------------------------------
 # Validity
 
 
-def _rule(name, ok, evidence):
-    return {"rule": name, "ok": ok, "evidence": evidence}
-
-
 def _names(nodes, limit=8):
-    nodes = sorted(set(nodes), key=L.natural_key)
+    nodes = sorted(set(nodes), key=common.natural_key)
     return ", ".join(nodes[:limit]) + (" and %d more" % (len(nodes) - limit)
                                        if len(nodes) > limit else "")
 
 
-def validity(report, c, generations):
-    """The run judged as a spec run: each rule of the spec with its evidence. VALID only
-    when no rule failed; a rule that could not be judged (ok None) is said so."""
-    parts = report["parts"]
-    facts = c.nodes
-    rules = []
-    short = [(p["part"], p["repetition"]) for p in parts if p["nodes_failed"] or
-             p["nodes_missing"]]
-    rules.append(_rule("every expected node ran every part", bool(parts) and not short,
-                       "%d parts on %d expected nodes, all ran" % (len(parts),
-                                                                   report["nodes"]["expected"])
-                       if parts and not short else "no part ran" if not parts else
-                       "parts with failed or missing nodes: %s" % ", ".join(
-                           "%s rep %d" % x for x in short[:8])))
-    verdicts = [(p["part"], p["repetition"], p["start"]["verdict"]) for p in parts]
-    bad = [x for x in verdicts if x[2] != "held"]
-    rules.append(_rule("start held (every part)", bool(verdicts) and not bad,
-                       "held in every part (%d)" % len(verdicts) if verdicts and not bad else
-                       "no part ran" if not verdicts else ", ".join(
-                           "%s rep %d: %s" % x for x in bad[:8])))
-    unsynced = [n for n, f in facts.items() if not f["ntp"]]
-    rules.append(_rule("NTP synchronized on every node", bool(facts) and not unsynced,
-                       "no summary" if not facts else "not synchronized: %s" % _names(unsynced)
-                       if unsynced else "every node (%d)" % len(facts)))
+def validity(report, c):
+    """The run judged as a spec run (a Validity): each rule of the spec with its evidence.
+    VALID only when no rule failed; a rule that could not be judged (ok None) is said so.
+    report: the model.Report being built (its parts, nodes, server drop...); c: the
+    collection (its nodes' facts, the replica generations)."""
+    parts = report.parts
     spec, why_not = spec_run(report, c)
-    rules.append(_rule("spec scale and no override", spec,
-                       "scale spec, no override" if spec else why_not))
-    rules.append(_generation_rule(generations))
+    sd = report.server_drop
+    rules = [
+        _parts_rule(parts, report.nodes.expected),
+        _start_rule(parts),
+        _ntp_rule(c.nodes),
+        Rule(rule="spec scale and no override", ok=spec,
+             evidence="scale spec, no override" if spec else why_not),
+        _generation_rule(c.generations),
+        _build_rule(c.nodes, report.launcher_build),
+        _trouble_rule(parts, report.interrupted),
+        _cache_rule(parts),
+        Rule(rule="server drop ran before %s" % drop_tests(), ok=sd.ok,
+             evidence=sd.evidence + ("" if sd.asked else " (informational)")),
+    ]
+    valid = all(r.ok is not False for r in rules)
+    return Validity(verdict="VALID" if valid else "NOT VALID", spec_run=spec,
+                    not_spec_run=None if spec else why_not, rules=rules)
+
+
+def _parts_rule(parts, expected):
+    short = [(p.part, p.repetition) for p in parts if p.nodes_failed or p.nodes_missing]
+    return Rule(rule="every expected node ran every part", ok=bool(parts) and not short,
+                evidence="%d parts on %d expected nodes, all ran" % (len(parts), expected)
+                if parts and not short else "no part ran" if not parts else
+                "parts with failed or missing nodes: %s" % ", ".join(
+                    "%s rep %d" % x for x in short[:8]))
+
+
+def _start_rule(parts):
+    verdicts = [(p.part, p.repetition, p.start.verdict) for p in parts]
+    bad = [x for x in verdicts if x[2] != "held"]
+    return Rule(rule="start held (every part)", ok=bool(verdicts) and not bad,
+                evidence="held in every part (%d)" % len(verdicts) if verdicts and not bad else
+                "no part ran" if not verdicts else ", ".join(
+                    "%s rep %d: %s" % x for x in bad[:8]))
+
+
+def _ntp_rule(facts):
+    unsynced = [n for n, f in facts.items() if not f.ntp]
+    return Rule(rule="NTP synchronized on every node", ok=bool(facts) and not unsynced,
+                evidence="no summary" if not facts else "not synchronized: %s"
+                % _names(unsynced) if unsynced else "every node (%d)" % len(facts))
+
+
+def _build_rule(facts, launcher_build):
     builds = {}
     for n, f in facts.items():
-        builds.setdefault("%s build %s" % (f.get("node_version") or "?",
-                                           f.get("build_id") or "not recorded"), []).append(n)
-    lb = report.get("launcher_build")
-    unknown_build = [n for n, f in facts.items() if not f.get("build_id")]
+        builds.setdefault("%s build %s" % (f.node_version or "?",
+                                           f.build_id or "not recorded"), []).append(n)
+    unknown_build = [n for n, f in facts.items() if not f.build_id]
     if not facts:
         ev, ok = "no summary", False
     elif len(builds) == 1 and not unknown_build:
@@ -378,49 +433,49 @@ def validity(report, c, generations):
     else:
         ok = False
         ev = "; ".join("%s on %s" % (b, _names(ns)) for b, ns in sorted(builds.items()))
-    if isinstance(lb, str):
-        ev += "; the launcher ran build %s" % lb
-    rules.append(_rule("same version and build on every node", ok, ev))
-    late = sorted({n for p in parts for n in p["late"]}, key=L.natural_key)
-    failed = sorted({f["node"] for p in parts for f in p["failed"]}, key=L.natural_key)
-    interrupted = report.get("interrupted") or any(
-        f.get("status") == "interrupted" for p in parts for f in p["failed"])
+    if isinstance(launcher_build, str):
+        ev += "; the launcher ran build %s" % launcher_build
+    return Rule(rule="same version and build on every node", ok=ok, evidence=ev)
+
+
+def _trouble_rule(parts, interrupted):
+    late = sorted({n for p in parts for n in p.late}, key=common.natural_key)
+    failed = sorted({f.node for p in parts for f in p.failed}, key=common.natural_key)
+    interrupted = interrupted or any(f.status == "interrupted" for p in parts
+                                     for f in p.failed)
     probs = (["late: " + _names(late)] if late else []) + \
         (["failed: " + _names(failed)] if failed else []) + \
         (["interrupted"] if interrupted else [])
-    rules.append(_rule("no part late, failed or interrupted", bool(parts) and not probs,
-                       "; ".join(probs) if probs else "none" if parts else "no part ran"))
-    warm = sorted({"%s (%s rep %d)" % (n, p["part"], p["repetition"]) for p in parts
-                   for n in p["residency"]["warm_nodes"]})
-    unknown = sorted({n for p in parts for n in p["residency"]["unknown"]}, key=L.natural_key)
+    return Rule(rule="no part late, failed or interrupted", ok=bool(parts) and not probs,
+                evidence="; ".join(probs) if probs else "none" if parts else "no part ran")
+
+
+def _cache_rule(parts):
+    name = "caches cold as expected"
+    warm = sorted({"%s (%s rep %d)" % (n, p.part, p.repetition) for p in parts
+                   for n in p.residency.warm_nodes})
+    unknown = sorted({n for p in parts for n in p.residency.unknown}, key=common.natural_key)
     if warm:
-        rules.append(_rule("caches cold as expected", False,
-                           "read from their own cache: %s" % ", ".join(warm[:8])))
-    elif unknown:
-        rules.append(_rule("caches cold as expected", None,
-                           "residency unknown on %s (could not be measured or an older "
-                           "node); no node measured warm" % _names(unknown)))
-    else:
-        rules.append(_rule("caches cold as expected", bool(parts),
-                           "every node started every part expected cold below %.0f%%"
-                           % (WARM * 100) if parts else "no part ran"))
-    sd = report["server_drop"]
-    rules.append(_rule("server drop ran before 3", sd["ok"], sd["evidence"] +
-                       ("" if sd["asked"] else " (informational)")))
-    valid = all(r["ok"] is not False for r in rules)
-    return {"verdict": "VALID" if valid else "NOT VALID", "spec_run": spec,
-            "not_spec_run": None if spec else why_not, "rules": rules}
+        return Rule(rule=name, ok=False,
+                    evidence="read from their own cache: %s" % ", ".join(warm[:8]))
+    if unknown:
+        return Rule(rule=name, ok=None,
+                    evidence="residency unknown on %s (could not be measured or an older "
+                             "node); no node measured warm" % _names(unknown))
+    return Rule(rule=name, ok=bool(parts),
+                evidence="every node started every part expected cold below %.0f%%"
+                % (WARM * 100) if parts else "no part ran")
 
 
 def spec_run(report, c):
     """Whether the run is at the spec's parameters: spec scale, no override on any node."""
     why = []
-    scales = sorted({f.get("scale") or "not recorded" for f in c.nodes.values()})
-    if report.get("scale") != "spec" or any(s != "spec" for s in scales):
-        why.append("scale %s" % "/".join(scales or [str(report.get("scale"))]))
+    scales = sorted({f.scale or "not recorded" for f in c.nodes.values()})
+    if report.scale != "spec" or any(s != "spec" for s in scales):
+        why.append("scale %s" % "/".join(scales or [str(report.scale)]))
     ov = {}
     for n, f in c.nodes.items():
-        o = f.get("overrides")
+        o = f.overrides
         key = "not recorded (older node)" if o is None else ", ".join(o) if o else None
         if key:
             ov.setdefault(key, []).append(n)
@@ -433,9 +488,10 @@ def spec_run(report, c):
 
 def _generation_rule(generations):
     """generations: {(node, test): {rep: set(generations)}} of the tests the spec recreates."""
-    name = "replica generations new for every repetition of 1a, 1b, 2"
+    recreated = ", ".join(catalogue.load().tests_where("recreate"))
+    name = "replica generations new for every repetition of %s" % recreated
     if not generations:
-        return _rule(name, None, "none of 1a, 1b, 2 ran")
+        return Rule(rule=name, ok=None, evidence="none of %s ran" % recreated)
     same, unknown, reps = [], [], 0
     for (node, test), by_rep in sorted(generations.items()):
         seen = {}
@@ -451,13 +507,9 @@ def _generation_rule(generations):
                         node, test, rep, seen[gen]))
                 seen.setdefault(gen, rep)
     if same:
-        return _rule(name, False, "; ".join(same[:6]))
+        return Rule(rule=name, ok=False, evidence="; ".join(same[:6]))
     if unknown:
-        return _rule(name, None, "generation not recorded for %s" % ", ".join(
+        return Rule(rule=name, ok=None, evidence="generation not recorded for %s" % ", ".join(
             sorted(set(unknown))[:6]))
-    return _rule(name, True, "%d node-repetitions, each with a replica of its own" % reps)
-
-
-def recreated(test):
-    t = catalogue.load().tests.get(test)
-    return bool(t and t.get("recreate")) if t else test in RECREATED_TESTS
+    return Rule(rule=name, ok=True,
+                evidence="%d node-repetitions, each with a replica of its own" % reps)

@@ -62,6 +62,19 @@ def setup_from_argv():
         atexit.register(os.unlink, f.name)
 
 
+def catalogue_json():
+    """The build's catalogue (stagebench list --format json), as the tests read it: the tests
+    they run and expect come from it, not from a list of their own."""
+    with open(os.environ["STAGEBENCH_CATALOGUE"]) as f:
+        return json.load(f)
+
+
+def parts_of(tests):
+    """The parts of tests, in the catalogue's order."""
+    by = dict((t["test"], t["parts"]) for t in catalogue_json()["tests"])
+    return [p for t in tests for p in by[t]]
+
+
 def script(name):
     return os.path.join(SCRIPTS, name)
 
@@ -109,6 +122,30 @@ def all_pythons():
 def pythons():
     """Every distinct python3 here that has ClusterShell (the commands need it)."""
     return [p for p in all_pythons() if has_clustershell(p)]
+
+
+class ReportJSON(dict):
+    """A cluster report's JSON object, as `stagebench-collect --format json` prints it, with
+    model, the report itself (stagebench.model.Report)."""
+
+
+def report_of(paths, manifest=None, **kw):
+    """The collector's report of paths (kw: report.build's), as a ReportJSON."""
+    from stagebench import collection, model, report
+    built = report.build(collection.collect(list(paths), manifest_path=manifest), **kw)
+    out = ReportJSON(json.loads(model.to_json(built)))
+    out.model = built
+    return out
+
+
+def report_text(rep):
+    from stagebench import reporttext
+    return reporttext.to_text(rep.model)
+
+
+def report_csv(rep):
+    from stagebench import model
+    return model.to_csv(rep.model)
 
 
 def run_nodes(nodes, args, outdir, stage, start_in=1.0, cpus=None):

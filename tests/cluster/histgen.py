@@ -2,10 +2,11 @@
 """Synthetic nightly histories for the history tests and the history benchmark: runs of N nodes
 on S servers, night after night, each node's time its own level times noise, with the planted
 changes of a scenario (a node slowed from a night on, a whole server slowed, one bad night, a
-slow drift). Each night is a histdb.Run, recorded as the collector would record it."""
+slow drift). Each night is a histdb.Run, recorded as the collector would record it; report()
+makes the report (model.Report) a collector would have built of one, for the report page."""
 import random
 
-from stagebench import histdb
+from stagebench import histdb, model
 
 T0 = 1.8e9
 DAY = 86400.0
@@ -62,3 +63,27 @@ def history(h, kind, nights=60, nodes=40, servers=4, parts=("1a",), seed=1, **kw
     for n in range(nights):
         histdb.record(h, night(n, names, srv, parts, level, seed=seed))
     return names, srv
+
+
+def report(run, validity, start, notes=()):
+    """The model.Report of a synthetic night run (histdb.Run): its parts with every node's
+    NodeResult, validity (a model.Validity) and each part's start (a model.StartVerdict)."""
+    parts = {}
+    for node, server, test, part, rep, status, t, _rate, unit, res, off, _c in run.results:
+        p = parts.get((part, rep))
+        if p is None:
+            p = parts[(part, rep)] = model.PartResult.make(
+                test=test, part=part, repetition=rep, start_at=run.facts["started"],
+                rate=model.Rate.make(unit=unit), start=start)
+            p.node_results = []
+        p.node_results.append(model.NodeResult.make(
+            node=node, server=server, status=status, ok=status == "ok", node_time_s=t,
+            residency=res, start_offset_s=off))
+    nodes = sorted(set(r[0] for r in run.results))
+    return model.Report.make(
+        run_id=run.facts["run_id"], scale=run.facts["scale"], notes=list(notes),
+        parts=list(parts.values()), status=run.facts["status"],
+        exit_code=run.facts["exit_code"], validity=validity,
+        nodes=model.NodeCounts.make(expected=len(nodes), failed=[], missing=[]),
+        clock=model.ClockSummary.make(start_verdict=start.verdict,
+                                      offsets=model.Offsets.make(nodes={})))

@@ -2,6 +2,8 @@
 """The collector on summaries written by the real binary, and on damaged copies of them:
 every damaged file is named and skipped, never a traceback, and the exit status says so."""
 import copy
+import csv
+import io
 import json
 import os
 import shutil
@@ -15,9 +17,8 @@ NODES = ["n1", "n2", "n3"]
 
 
 def setUpModule():
-    global R, L, S, BASE, GOOD, FAILED
+    global L, S, BASE, GOOD, FAILED
     from stagebench import common as L
-    from stagebench import report as R
     from stagebench import summaries as S
     BASE = tempfile.mkdtemp(prefix="stagebench-collect-test-")
     try:
@@ -56,8 +57,7 @@ def read(path):
 
 
 def collect(*paths, **kw):
-    c = R.collect(list(paths), manifest_path=kw.pop("manifest", None))
-    return R.build_report(c, **kw)
+    return ct.report_of(paths, **kw)
 
 
 class Case(unittest.TestCase):
@@ -231,7 +231,7 @@ class Report(Case):
         self.assertEqual(p1a["nodes_ok"], 3)
         p2a = [p for p in rep["parts"] if p["part"] == "2a"][0]
         self.assertEqual(p2a["nodes_missing"], 1)  # n9 was to run 1a only
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertIn("n9", text)
         self.assertIn("status: FAILED", text)
 
@@ -262,7 +262,7 @@ class Report(Case):
         self.assertEqual([(s["server"], s["count"], s["preparer"]) for s in rep["servers"]],
                          [("s0", 3, "n1"), ("s1", 2, "n2")])
         self.assertEqual({s["server"] for s in p["servers"]}, {"s0", "s1"})
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertIn("n4: timeout: no end within 5 s", text)
         self.assertIn("n5: unreachable: ssh: no route", text)
 
@@ -288,14 +288,14 @@ class Report(Case):
         self.assertEqual(bad, ["2b"])
         self.assertFalse(rep["clock"]["start_synchronized"])
         self.assertEqual(rep["exit_code"], 1)
-        self.assertIn("start synchronization: NOT held", R.to_text(rep))
+        self.assertIn("start synchronization: NOT held", ct.report_text(rep))
 
     def test_unsynchronized_clocks_are_named(self):
         rep = collect(GOOD)
         unsynced = [n for n in NODES if not self.summary(n)["clock"]["ntp_synchronized"]]
         self.assertEqual(rep["clock"]["unsynchronized_nodes"], unsynced)
         if unsynced:
-            self.assertIn("NOT NTP-synchronized", R.to_text(rep))
+            self.assertIn("NOT NTP-synchronized", ct.report_text(rep))
             self.assertEqual(collect(GOOD, require_ntp=True)["exit_code"], 1)
 
 
@@ -543,6 +543,45 @@ class CommandLine(Case):
         self.assertIn("no summary found", p.stdout)
 
 
+class RateUnits(ct.TempDirCase):
+    def test_every_part_counted_as_the_catalogue_says(self):
+        """One node runs every test of the catalogue; each part's rate in the report (JSON,
+        CSV, per server, Prometheus) has the unit and the count the catalogue gives it (test
+        4 writes: bytes written), a bandwidth only for bytes, pages and mapped bytes only
+        for pages."""
+        cat = ct.catalogue_json()
+        parts = dict((p["part"], p) for p in cat["parts"])
+        os.makedirs(self.path("stage"))
+        res = ct.run_nodes(["n1"], [t["test"] for t in cat["tests"]], self.dir,
+                           self.path("stage"), start_in=3.0)
+        self.assertEqual(res["n1"][1], 0, res["n1"][2])
+        prom = self.path("m.prom")
+        rep = ct.report_of([res["n1"][0]])
+        self.assertEqual(sorted(p["part"] for p in rep["parts"]), sorted(parts))
+        rows = dict((r["part"], r) for r in csv.DictReader(io.StringIO(ct.report_csv(rep))))
+        from stagebench import prometheus
+        self.assertIsNone(prometheus.write(prom, rep.model))
+        with open(prom) as f:
+            metrics = f.read()
+        family = {"B/s": "bytes", "pages/s": "pages", "ops/s": "ops"}
+        for p in rep["parts"]:
+            want = parts[p["part"]]
+            rate = p["rate"]
+            self.assertEqual((rate["unit"], rate["counted"]),
+                             (want["rate_unit"], want["counted"]), p["part"])
+            self.assertEqual([(s["rate"]["unit"], s["rate"]["counted"]) for s in p["servers"]],
+                             [(want["rate_unit"], want["counted"])])
+            self.assertEqual((rows[p["part"]]["rate_unit"], rows[p["part"]]["rate_counted"]),
+                             (want["rate_unit"], want["counted"]))
+            self.assertEqual(p["bandwidth_Bps"] is not None, want["rate_unit"] == "B/s")
+            self.assertEqual("pages" in rate, want["rate_unit"] == "pages/s")
+            self.assertIn('stagebench_node_%s_per_second{node="n1",server=' %
+                          family[want["rate_unit"]], metrics)
+            self.assertIn('part="%s"' % p["part"], metrics)
+        self.assertEqual({p["rate"]["counted"] for p in rep["parts"] if p["test"] == "4"},
+                         {"bytes written"})
+
+
 class NodeSets(unittest.TestCase):
     def setUp(self):
         global N, catalogue
@@ -570,14 +609,24 @@ class NodeSets(unittest.TestCase):
                     N.nodeset_expand(bad)
 
     def test_tests_and_parts(self):
-        self.assertEqual(catalogue.load().parse_tests(["1a", "2", "4"]),
-                         [("1a", ["1a"]), ("2", ["2a", "2b", "2c"]), ("4", ["4a", "4b", "4c"])])
-        self.assertEqual(catalogue.load().parse_tests(["2a", "2c"]), [("2", ["2a", "2c"])])
-        self.assertEqual([t for t, _ in catalogue.load().parse_tests(["all"])],
-                         ["1a", "1b", "2", "3", "4"])
-        for bad in (["9z"], [], ["2", "2a"]):
+        """Every test and part of the build's catalogue (its JSON, read here directly) by
+        its name, 'all' as the catalogue's in_all tests, two parts of one test together."""
+        cat = ct.catalogue_json()
+        tests = [(t["test"], t["parts"]) for t in cat["tests"]]
+        parse = catalogue.load().parse_tests
+        self.assertEqual(parse([t for t, _p in tests]), tests)
+        for t, parts in tests:
+            for p in parts:
+                self.assertEqual(parse([p]), [(t, [p])])
+            if len(parts) > 1:
+                self.assertEqual(parse(parts[::2]), [(t, parts[::2])])
+                with self.assertRaises(L.UsageError):
+                    parse([t, parts[0]])
+        self.assertEqual([t for t, _ in parse(["all"])],
+                         [t["test"] for t in cat["tests"] if t["in_all"]])
+        for bad in (["9z"], []):
             with self.assertRaises(L.UsageError):
-                catalogue.load().parse_tests(bad)
+                parse(bad)
 
     def test_tolerance(self):
         self.assertEqual(L.parse_tolerance("15%"), 0.15)

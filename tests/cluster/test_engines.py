@@ -254,20 +254,25 @@ class Srun(unittest.TestCase):
 
 class Launcher(unittest.TestCase):
     def test_importable_and_classifies(self):
-        from stagebench import cluster, launcher
+        from stagebench import cluster, launcher, rounds
         E = engines()
         args = cluster.parse_args(["-w", "n[1-2]", "--results", "/nonexistent", "1a"])
-        lau = launcher.Launcher(args)
-        lau.engine = E.make("clush", False, [], None)
+        self.assertIsNotNone(launcher.Launcher(args).plan)
         o = E.Outcome()
-        self.assertEqual(lau.classify(o, "x"), ("ok", None))
+        self.assertEqual(rounds.classify(o, "x"), ("ok", None))
         o.rc, o.err = 255, ["ssh: connect to host n1 port 22: Connection refused"]
-        self.assertEqual(lau.classify(o, "x")[0], "unreachable")
+        self.assertEqual(rounds.classify(o, "x")[0], "unreachable")
+        self.assertEqual(rounds.classify(o, "x", remote=False)[0], "failed")
+        o.rc, o.err = 143, ["stagebench: interrupted"]
+        self.assertEqual(rounds.classify(o, "x")[0], "interrupted")
+        o.rc = 137
+        self.assertEqual(rounds.classify(o, "x")[0], "failed")
+        self.assertEqual(rounds.classify(o, "x", stopping=True)[0], "interrupted")
         o.rc, o.err = 3, ["stagebench: error: --dir missing"]
-        self.assertEqual(lau.classify(o, "x"), ("failed", "exit 3: stagebench: error: --dir "
-                                                          "missing"))
+        self.assertEqual(rounds.classify(o, "x"), ("failed", "exit 3: stagebench: error: --dir "
+                                                             "missing"))
         o.timeout = True
-        self.assertEqual(lau.classify(o, "10 s")[0], "timeout")
+        self.assertEqual(rounds.classify(o, "10 s")[0], "timeout")
 
 
 class NodeSets(unittest.TestCase):

@@ -159,18 +159,16 @@ class Launcher(ct.TempDirCase):
             "import glob, os, signal, sys, threading, time",
             "sys.path.insert(0, %r)" % ct.SCRIPTS,
             "signal.signal(signal.SIGTERM, lambda *a: None)",
-            "from stagebench import report as R",
-            "read = R._read_chunk",
+            "from stagebench import collection, summaries",
             "def probe(items):",
             "    d = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL",
-            "    return [dict(r, probe=(os.getpid(), d)) for r in read(items)]",
-            "R._read_chunk = probe",
+            "    return [dict(r, probe=(os.getpid(), d)) for r in summaries.read_chunk(items)]",
             "files = sorted(glob.glob(os.path.join(%r, '*.json')))" % many,
-            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "got = [r.get('probe') for r in collection.iter_summaries(files, probe)]",
             "print(len(got), len(set(x[0] for x in got if x and x[0] != os.getpid())),",
             "      all(x is None or x[1] for x in got))",
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
-            "got = [r.get('probe') for r in R._iter_summaries(files)]",
+            "got = [r.get('probe') for r in collection.iter_summaries(files, probe)]",
             "print(len(got), got.count(None))",
             "print(signal.getsignal(signal.SIGTERM) != signal.SIG_DFL)"])
         p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
@@ -241,6 +239,13 @@ class Launcher(ct.TempDirCase):
             (["-w", "n[1-2]", "-x", "n[1-2]", "--results", r, "1a"], "every node is excluded"),
             (["-w", "n1", "--results", r, "--local-stagebench", ct.BINARY, "--xfer", "1Q",
               "1a"], "--xfer '1Q' is malformed"),
+            # the catalogue's ranges and scopes, with no stagebench here to ask
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--repeat", "0", "1a"],
+             "--repeat '0' is out of range: expected a whole number from 1 to 10000"),
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--passes", "x", "1a"],
+             "--passes 'x' is malformed"),
+            (["-w", "n1", "--results", r, "--local-stagebench", "none", "--file-size", "8M",
+              "1a", "2"], "--file-size overrides one test's replica: name a single test"),
         ]
         for args, text in cases:
             with self.subTest(args=args):

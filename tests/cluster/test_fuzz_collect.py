@@ -27,9 +27,9 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def setUpModule():
-    global BASE, RUN, R, L, S
+    global BASE, RUN, L, S, collection, model, report, reporttext
+    from stagebench import collection, model, report, reporttext
     from stagebench import common as L
-    from stagebench import report as R
     from stagebench import summaries as S
     BASE = tempfile.mkdtemp(prefix="stagebench-fuzz-test-")
     try:
@@ -165,11 +165,11 @@ class Fuzz(unittest.TestCase):
         self.summaries = sorted(os.path.join(RUN, n) for n in os.listdir(RUN)
                                 if n.endswith(".json") and n != "manifest.json")
 
-    def check_report(self, report, what):
-        for fmt in (R.to_text, R.to_csv):
-            text = fmt(report)
+    def check_report(self, built, what):
+        for fmt in (reporttext.to_text, model.to_csv):
+            text = fmt(built)
             self.assertIsNone(CONTROL.search(L.safe_text(text)), what)
-        text = R.to_json(report)
+        text = model.to_json(built)
         json.loads(text, parse_constant=lambda c: self.fail("%s: %s in the JSON report"
                                                            % (what, c)))
 
@@ -199,8 +199,8 @@ class Fuzz(unittest.TestCase):
                 # every damage is foreseen by a check, none caught as a surprise
                 self.assertNotIn("unexpected structure", r.get("error") or "", what)
                 if i % 10 == 0:  # the whole report, with the real other summaries
-                    c = R.collect(self.summaries[:2] + [path])
-                    self.check_report(R.build_report(c), what)
+                    c = collection.collect(self.summaries[:2] + [path])
+                    self.check_report(report.build(c), what)
                 return r
             self.case(what, one)
             invalid += bool(S.read_summary(path).get("error"))
@@ -223,18 +223,18 @@ class Fuzz(unittest.TestCase):
             what = "manifest case %d (%s)" % (i, kind)
 
             def one():
-                c = R.collect([run])
+                c = collection.collect([run])
                 # every damage is foreseen by a check, none caught as a surprise
                 for x in c.invalid:
                     self.assertNotIn("unexpected structure", x["reason"], what)
-                self.check_report(R.build_report(c), what)
+                self.check_report(report.build(c), what)
             self.case(what, one)
         print("manifests: %d cases in %.1f s, seed %d" % (cases, time.monotonic() - t0, SEED))
 
     def test_baseline(self):
         t0 = time.monotonic()
         m = Mutator(self.rng, read_bytes(os.path.join(BASE, "baseline.json")))
-        c = R.collect([RUN])
+        c = collection.collect([RUN])
         path = os.path.join(self.dir, "baseline.json")
         refused = 0
         cases = CASES // 3
@@ -246,11 +246,11 @@ class Fuzz(unittest.TestCase):
 
             def one():
                 try:
-                    b = R.load_baseline(path)
+                    b = report.load_baseline(path)
                 except L.UsageError as e:
                     self.assertEqual(len(str(e).splitlines()), 1, what)
                     return 1
-                self.check_report(R.build_report(c, baseline=b), what)
+                self.check_report(report.build(c, baseline=b), what)
                 return 0
             try:
                 refused += one()

@@ -10,7 +10,8 @@
   history of 60 nights with noise flags nothing; accept takes a change as the new normal;
 - the file: a SIGKILLed ingest mid-transaction, a truncated file, another program's database, a
   text file, a link, a newer schema: one line, the file left as it was; an older schema migrated;
-- a page of 1,000 synthetic nodes; the Prometheus flags (promtool) and the NHC health answer."""
+- a page of 1,000 synthetic nodes; the Prometheus flags (promtool) and the NHC health answer;
+- stagebench-history(5) names every field of the judgement's records as they declare it."""
 import hashlib
 import json
 import os
@@ -35,13 +36,13 @@ NOTE = "<script>alert('x')</script> & </p>"
 
 
 def setUpModule():
-    global BASE, RES, histdb, regress, histgen, htmlpage, history, prometheus
+    global BASE, RES, histdb, regress, histgen, htmlpage, history, prometheus, model
     BASE = tempfile.mkdtemp(prefix="stagebench-history-")
     os.chmod(BASE, 0o700)
-    from stagebench import histdb, regress, htmlpage, history, prometheus  # noqa: F401
+    from stagebench import histdb, regress, htmlpage, history, prometheus, model  # noqa: F401
     import histgen  # noqa: F401
     globals().update(histdb=histdb, regress=regress, htmlpage=htmlpage, history=history,
-                     prometheus=prometheus, histgen=histgen)
+                     prometheus=prometheus, histgen=histgen, model=model)
     RES = os.path.join(BASE, "res")
     stage = os.path.join(BASE, "stage")
     try:
@@ -143,6 +144,20 @@ class RealRuns(ct.TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(len(p.stdout.splitlines()), 3, p.stdout)
 
+    def test_history_page_from_what_it_kept(self):
+        """stagebench-history --html: the newest run's page from the history alone (its
+        verdicts and results as recorded), the judgement too short."""
+        page = self.path("history.html")
+        p = hist(["--html", page])
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        with open(page) as f:
+            text = f.read()
+        self.assertIn("Validity checklist", text)
+        self.assertRegex(text, r'<p class="small">start: (held|NOT held|cannot tell), spread ')
+        self.assertIn("history too short: 1 night before cron-", text)
+        body = text.split('<table class="sortable" id="nodes">', 1)[1].split("</table>")[0]
+        self.assertEqual(body.count("<tr>"), 1 + 3)
+
     def test_collector_page_in_chromium(self):
         page = self.path("page.html")
         p = ct.run_script("stagebench-collect", [os.path.join(RES, NIGHTS[0]), "--html", page])
@@ -173,8 +188,8 @@ class Synthetic(ct.TempDirCase):
                 histgen.history(h, kind, **kw)
         with histdb.open_history(path) as h:
             _t, findings, _j = regress.judge(h, None, "night-%03d" % at)
-        return [(f["kind"], f.get("scope"), f["name"], f["first_night"], round(f["size"], 1))
-                for f in findings if f["flagged"]], findings
+        return [(f.kind, f.scope, f.name, f.first_night, round(f.size, 1))
+                for f in findings if f.flagged], findings
 
     def test_healthy_60_nights_flag_nothing(self):
         for at in (5, 20, 40, 59):
@@ -193,7 +208,7 @@ class Synthetic(ct.TempDirCase):
         self.assertEqual(flagged, [("server", None, "stage1:/export", "night-020", 0.3)])
         flagged, found = self.judge("server", 59)
         self.assertEqual(flagged, [("change", "server", "stage1:/export", "night-020", 0.3)])
-        self.assertEqual([f for f in found if f.get("scope") == "node"], [])
+        self.assertEqual([f for f in found if f.scope == "node"], [])
 
     def test_one_bad_night_is_no_lasting_change(self):
         flagged, _ = self.judge("bad-night", 20)
@@ -236,8 +251,8 @@ class Synthetic(ct.TempDirCase):
         self.assertTrue(rows[1].startswith("night-059,change,node,cn00006,"), rows)
         p = hist(["health", "--file", health, "--node", "cn00006"], results=self.dir)
         self.assertEqual((p.returncode, len(p.stdout.splitlines())), (1, 1), p.stdout)
-        self.assertRegex(p.stdout, r"^stagebench: cn00006: lasting regression: 1a \+(2[6-9]|3[0-4])% "
-                                   r"since night-020$")
+        self.assertRegex(p.stdout, r"^stagebench: cn00006: lasting regression: "
+                                   r"1a \+(2[6-9]|3[0-4])% since night-020$")
         p = hist(["health", "--file", health, "--node", "cn00007"], results=self.dir)
         self.assertEqual(p.returncode, 0, p.stdout)
         p = hist(["health", "--file", self.path("none.json"), "--node", "cn00007"],
@@ -282,15 +297,15 @@ class Synthetic(ct.TempDirCase):
         level = histgen.scenario("healthy")
         run = histgen.night(0, names, srv, ("1a", "2a", "4a"), lambda p, i, n: level(
             p, i, n) * (3.0 if i in (7, 500, 999) else 1.0), rid="big")
-        report = {"validity": {"verdict": "NOT VALID", "rules": [
-            {"rule": "spec scale", "ok": False, "evidence": "scale tiny <b>"}]},
-            "parts": [{"part": "1a", "repetition": 1, "start": {
-                "verdict": "held", "spread_s": 0.0004, "uncertainty_s": 0.0003,
-                "limit_s": 1.0}}], "notes": []}
+        report = histgen.report(
+            run, model.Validity.make(verdict="NOT VALID", rules=[model.Rule(
+                rule="spec scale", ok=False, evidence="scale tiny <b>")]),
+            model.StartVerdict.make(verdict="held", spread_s=0.0004, uncertainty_s=0.0003,
+                                    limit_s=1.0))
         page = self.path("big.html")
         t = time.time()
         with open(page, "w") as f:
-            f.write(htmlpage.render(htmlpage.model_from_report(report, run)))
+            f.write(htmlpage.render(htmlpage.model_from_report(report, None)))
         took = time.time() - t
         dom, console = chromium("file://" + page, self.dir,
                                 screenshot=os.path.join(BASE, "page-1000.png"))
@@ -304,6 +319,22 @@ class Synthetic(ct.TempDirCase):
         self.assertIn("scale tiny &lt;b&gt;", dom)
         self.assertEqual(dom.count("<circle"), 3000)
         print("1,000-node page: %d KiB in %.2f s" % (os.path.getsize(page) >> 10, took))
+
+
+class Reference(unittest.TestCase):
+    def test_page_has_every_field_of_the_judgement(self):
+        """stagebench-history(5) has a row for every field of the judgement's records, as
+        they declare it (type, unit, meaning): the page cannot drift from the JSON."""
+        with open(os.path.join(ct.SOURCE, "scripts", "man", "stagebench-history.5.md")) as f:
+            page = f.read()
+        for cls in (regress.Judgement, regress.Finding, regress.NodeEvidence,
+                    regress.ServerEvidence, regress.ClusterEvidence, regress.ChangeEvidence):
+            self.assertIn("\n### %s\n" % cls.__name__, page)
+            for fd in cls.FIELDS:
+                row = "| `%s` | %s | %s | %s |" % tuple(
+                    str(x).replace("|", "\\|") for x in (fd.name, fd.type_text(), fd.unit,
+                                                          fd.meaning))
+                self.assertIn(row, page, cls.__name__)
 
 
 class TheFile(ct.TempDirCase):

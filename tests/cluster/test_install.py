@@ -15,7 +15,7 @@ import unittest
 COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-history",
             "stagebench-sim")
 EXAMPLES = ("servers", "crontab", "stagebench-validate.service", "stagebench-validate.timer",
-            "stagebench.sbatch", "stagebench.nhc")
+            "stagebench.sbatch", "stagebench.nhc", "stagebench.rules.yml")
 
 
 def _build_tree():
@@ -25,31 +25,10 @@ def _build_tree():
     return build
 
 
-def _keep_manifest(case, build):
-    """Put the build's install_manifest.txt (what `make uninstall` removes) back as it was
-    when the test ends: its installs into a temporary prefix must not replace the record of
-    a real one."""
-    path = os.path.join(build, "install_manifest.txt")
-    try:
-        with open(path, "rb") as f:
-            saved = f.read()
-    except FileNotFoundError:
-        saved = None
-
-    def restore():
-        if saved is None:
-            if os.path.exists(path):
-                os.unlink(path)
-        else:
-            with open(path, "wb") as f:
-                f.write(saved)
-    case.addCleanup(restore)
-
-
 def _install(case, build):
     """`cmake --install` of build into the case's directory, the build's install manifest put
     back afterwards; returns the prefix."""
-    _keep_manifest(case, build)
+    harness.keep_install_records(case, build)
     prefix = case.path("prefix")
     p = subprocess.run(["cmake", "--install", build, "--prefix", prefix],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -78,6 +57,8 @@ def _complete(script, words):
     return [w for w in p.stdout.split("\n") if w]
 
 import clustertest as ct
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
 
 
 class Install(ct.TempDirCase):
@@ -91,6 +72,7 @@ class Install(ct.TempDirCase):
         package = found[0]
         self.assertEqual(os.path.basename(package), "stagebench")
         self.assertTrue(os.path.exists(os.path.join(package, "engines.py")))
+        self.assertTrue(os.path.exists(os.path.join(package, "remote.sh")))
         with open(os.path.join(package, "catalogue.json")) as f:
             version = json.load(f)["version"]
         env = ct.env()
@@ -125,31 +107,41 @@ class Install(ct.TempDirCase):
         prefix = _install(self, build)
         files = _files_under(prefix)
         expected = ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]
+        # every page the build made: one per command, the formats (5) and the rules (7)
+        pages = [f for f in os.listdir(os.path.join(build, "man")) if re.search(r"\.[157]$", f)]
+        expected += ["share/man/man%s/%s" % (f[-1], f) for f in pages]
         expected += ["share/man/man1/%s.1" % c for c in ("stagebench",) + COMMANDS]
         expected += ["share/doc/stagebench/" + f for f in ("LICENSE", "README.md") + EXAMPLES]
-        expected += ["share/bash-completion/completions/stagebench"]
+        expected.append("share/doc/stagebench/scripts/examples/history-page.png")  # README's
+        expected += ["share/bash-completion/completions/" + c for c in ("stagebench",) + COMMANDS]
         for f in expected:
             self.assertIn(f, files)
         for f in ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]:
             self.assertTrue(os.access(os.path.join(prefix, f), os.X_OK), f)
         package = [f for f in files if f.endswith("/stagebench/catalogue.json")]
         self.assertEqual(len(package), 1, files)
-        # nothing else: no module in bin/, no bytecode anywhere
+        # nothing else: no module in bin/, no bytecode anywhere; the script the launcher
+        # sends to the nodes beside the modules
         rest = set(files) - set(expected)
+        self.assertIn(os.path.dirname(package[0]) + "/remote.sh", rest)
         self.assertTrue(all(f.startswith(os.path.dirname(package[0]) + "/") and
-                            f.endswith((".py", ".json")) for f in rest), sorted(rest))
+                            f.endswith((".py", ".json", "/remote.sh")) for f in rest),
+                        sorted(rest))
         # the man pages: one per command, named after it, with its options
         for c in ("stagebench",) + COMMANDS:
             with open(os.path.join(prefix, "share/man/man1/%s.1" % c)) as f:
                 text = f.read()
-            self.assertRegex(text, r'\.TH %s "1"' % re.escape(c.upper()))
-            self.assertIn("\\-\\-version", text)
-            self.assertIn(".SH \"SEE ALSO\"", text)
+            self.assertRegex(text, r'\.TH %s 1 ' % re.escape(c.upper()))
+            for section in ("SYNOPSIS", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
+                self.assertIn("\n.SH %s\n" % section, text)
+            self.assertIn("\\fB--version\\fP", text)
             if c == "stagebench":
-                # every command's own --help, in a section of its own
-                for cmd in ("run", "prepare", "clean", "list", "info", "check"):
-                    self.assertIn('.SS "stagebench %s"\n.nf\nusage: stagebench %s ' % (cmd, cmd),
-                                  text)
+                # a COMMANDS section, every command with its own page
+                self.assertIn("\n.SH COMMANDS\n", text)
+                for cmd in ("run", "prepare", "clean", "list", "info", "check", "clock",
+                            "status", "stop"):
+                    self.assertIn("\\fBstagebench-%s\\fP(1)" % cmd, text)
+                    self.assertIn("share/man/man1/stagebench-%s.1" % cmd, files)
         # the examples name the installed commands, and the crontab line has no bare % (cron
         # would cut the command there)
         docdir = os.path.join(prefix, "share/doc/stagebench")
@@ -189,32 +181,6 @@ class Install(ct.TempDirCase):
         self.assertEqual(_files_under(prefix), [])
         self.assertFalse(os.path.exists(pkgdir))
         self.assertFalse(os.path.exists(docdir))
-
-    def test_systemd_units_verify(self):
-        """The service and timer pair as systemd reads them, the service starting the
-        build's stagebench-cron (systemd-analyze verify: unknown keys, a missing program)."""
-        service = os.path.join(os.path.dirname(ct.BINARY), "scripts", "examples",
-                               "stagebench-validate.service")
-        if not os.path.exists(service):
-            self.skipTest("the binary is not in a CMake build tree")
-        if not shutil.which("systemd-analyze"):
-            self.skipTest("no systemd-analyze here (Debian: systemd)")
-        with open(service) as f:
-            text = f.read()
-        cron = os.path.join(os.path.dirname(ct.BINARY), "scripts", "bin", "stagebench-cron")
-        text, n = re.subn(r"(?m)^ExecStart=/\S+/stagebench-cron ", "ExecStart=%s " % cron, text)
-        self.assertEqual(n, 1)
-        os.mkdir(self.path("units"))
-        with open(self.path("units", "stagebench-validate.service"), "w") as f:
-            f.write(text)
-        shutil.copy(os.path.join(ct.SOURCE, "scripts", "examples", "stagebench-validate.timer"),
-                    self.path("units"))
-        p = subprocess.run(["systemd-analyze", "verify", "--man=no",
-                            self.path("units", "stagebench-validate.service"),
-                            self.path("units", "stagebench-validate.timer")],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           universal_newlines=True, timeout=60)
-        self.assertEqual((p.returncode, p.stdout), (0, ""))
 
     def test_completion_offers_what_help_lists(self):
         script = os.path.join(os.path.dirname(ct.BINARY), "completion", "stagebench")

@@ -41,8 +41,8 @@ class Planted(ct.TempDirCase):
         why = can_play_nobody()
         if why:
             ct.skip_file(why)
-        from stagebench import launcher
-        self.L = launcher
+        from stagebench import remote
+        self.remote = remote
         # a shared directory like /tmp: anyone may create, nobody may remove another's
         self.shared = self.path("shared")
         os.mkdir(self.shared)
@@ -64,14 +64,15 @@ class Planted(ct.TempDirCase):
         self.assertTrue(os.path.exists(self.important))
         self.assertEqual(os.stat(self.victim).st_uid, os.stat(self.victim_dir).st_uid)
 
-    def sh(self, script, *args, **kw):
-        return subprocess.run(["sh", "-c", script, "sh"] + list(args), env=self.env,
+    def sh(self, action, *args, **kw):
+        """The launcher's remote.sh action, as a node's shell runs it."""
+        return subprocess.run(self.remote.command(action, *args), env=self.env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=60, **kw)
 
     def run_script_at(self, scratch, marker):
         """The launcher's run wrapper with a command that leaves a marker when it runs."""
-        return self.sh(self.L.SH_RUN, "", "1a.rep1.json", scratch, "sh", "-c",
+        return self.sh("run", "", "1a.rep1.json", scratch, "sh", "-c",
                        'touch "$0"; :', marker, "--start-at", "1")
 
     def test_scratch_name_is_unpredictable(self):
@@ -98,8 +99,8 @@ class Planted(ct.TempDirCase):
         self.victim_untouched()
         self.assertEqual(os.listdir(scratch), ["nodeA.pid"])
         # the end-of-run removal and the stop leave it alone too
-        self.sh(self.L.SH_SCRATCH_RM, scratch)
-        self.sh(self.L.SH_STOP, scratch, "TERM")
+        self.sh("scratch-rm", scratch)
+        self.sh("stop", scratch, "TERM")
         self.assertEqual(os.listdir(scratch), ["nodeA.pid"])
         self.victim_untouched()
 
@@ -110,7 +111,7 @@ class Planted(ct.TempDirCase):
         p = self.run_script_at(scratch, marker)
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertFalse(os.path.exists(marker))
-        self.sh(self.L.SH_SCRATCH_RM, scratch)
+        self.sh("scratch-rm", scratch)
         self.victim_untouched()
         self.assertTrue(os.path.islink(scratch))
 
@@ -127,9 +128,10 @@ class Planted(ct.TempDirCase):
         signals it; a pid file naming another process (pid reused, or not a stagebench run) is
         not followed; the removal leaves nothing."""
         scratch = os.path.join(self.shared, "stagebench-run-fresh")
-        proc = subprocess.Popen(["sh", "-c", self.L.SH_RUN, "sh", "", "1a.rep1.json", scratch,
-                                 sys.executable, "-c", "import time; time.sleep(60)",
-                                 "--start-at", "1"],
+        proc = subprocess.Popen(self.remote.command("run", "", "1a.rep1.json", scratch,
+                                                    sys.executable, "-c",
+                                                    "import time; time.sleep(60)",
+                                                    "--start-at", "1"),
                                 env=self.env)
         self.addCleanup(proc.wait)
         self.addCleanup(proc.kill)
@@ -156,16 +158,16 @@ class Planted(ct.TempDirCase):
                      "%d\n" % proc.pid, "1 x\n", "$(id)\n"):
             with open(pidfile, "w") as f:
                 f.write(text)
-            self.assertEqual(self.sh(self.L.SH_STOP, scratch, "TERM").returncode, 0)
+            self.assertEqual(self.sh("stop", scratch, "TERM").returncode, 0)
             time.sleep(0.2)
             self.assertIsNone(proc.poll(), "signalled through " + text)
             self.assertIsNone(other.poll(), "signalled through " + text)
         with open(pidfile, "w") as f:
             f.write("%s %s\n" % (pid, start))
-        self.sh(self.L.SH_STOP, scratch, "TERM")
+        self.sh("stop", scratch, "TERM")
         self.assertEqual(proc.wait(10), -15)
         self.assertIsNone(other.poll())
-        self.sh(self.L.SH_SCRATCH_RM, scratch)
+        self.sh("scratch-rm", scratch)
         self.assertFalse(os.path.lexists(scratch))
 
     # -- the results run directory, sim/bin, logs, incoming

@@ -28,13 +28,14 @@ def slow_of(i):
 
 
 def synthetic_report():
-    from stagebench.nodes import nodeset_fold
+    """A report (stagebench.model.Report) of 1,000 nodes as the collector builds one, with
+    what the plot reads: each part's node results, median and start, the nodes' servers."""
+    from stagebench import model
     rnd = random.Random(12)
-    servers = [{"server": s, "nodes": nodeset_fold([n for i, n in enumerate(NODES)
-                                                    if server_of(i) == s]),
-                "count": len(NODES) // len(SERVERS), "preparer": None} for s in SERVERS]
     # a hostile server name: mathtext and a control character must reach the plot as text
-    servers[5]["server"] = "st$a$ge\x1b[31m"
+    names = dict((s, s) for s in SERVERS)
+    names[SERVERS[5]] = "st$a$ge\x1b[31m"
+    node_servers = dict((n, names[server_of(i)]) for i, n in enumerate(NODES))
     parts = []
     for part, scale in (("1a", 20.0), ("2a", 0.00018), ("2c", 0.9), ("4a", 3e-6)):
         times = {}
@@ -44,14 +45,19 @@ def synthetic_report():
                 t = scale * (3.0 if i in (7, 500, 999) else rnd.uniform(1.5, 2.5))
             times[n] = t
         med = sorted(times.values())[len(times) // 2]
-        parts.append({"part": part, "test": part[0], "repetition": 1, "start_at": 1.7e9,
-                      "node_time_s": {"min": min(times.values()), "median": med,
-                                      "max": max(times.values())},
-                      "nodes_failed": 0, "nodes_missing": 0, "_node_times": times})
-    return {"run_id": "synthetic-$1000$", "scale": "tiny", "status": "ok", "servers": servers,
-            "nodes": {"seen": 1000, "expected": 1000, "failed": [], "missing": []},
-            "clock": {"unsynchronized_nodes": []}, "parts": parts, "regressions": [],
-            "baseline": None}
+        parts.append(model.PartResult.make(
+            part=part, test=part[0], repetition=1, start_at=1.7e9,
+            node_time_s=model.Stats(min=min(times.values()), median=med,
+                                    max=max(times.values())),
+            nodes_failed=0, nodes_missing=0,
+            node_results=[model.NodeResult.make(node=n, server=node_servers[n], status="ok",
+                                                ok=True, node_time_s=t)
+                          for n, t in times.items()]))
+    return model.Report.make(
+        run_id="synthetic-$1000$", scale="tiny", status="ok",
+        nodes=model.NodeCounts.make(seen=1000, expected=1000, failed=[], missing=[]),
+        clock=model.ClockSummary.make(unsynchronized_nodes=[]), parts=parts, regressions=[],
+        baseline=None, node_servers=node_servers)
 
 
 class Plot(ct.TempDirCase):

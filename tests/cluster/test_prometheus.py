@@ -91,15 +91,21 @@ class Collect(ct.TempDirCase):
         self.assertEqual(cl, [max(find(rows, "stagebench_node_time_seconds", part="1a"))])
 
     def test_escaping_and_missing_figures(self):
-        from stagebench import prometheus
-        report = {"run_id": 'r"1\\x\ny', "status": "ok", "exit_code": 0,
-                  "nodes": {"expected": 1, "failed": [], "missing": []},
-                  "parts": [{"test": "1a", "repetition": 1, "part": "1a",
-                             "cluster_time_s": 2.5, "nodes_ok": 1, "nodes_failed": 0,
-                             "nodes_missing": 0, "start_spread_s": None,
-                             "start_synchronized": None,
-                             "_node_times": {'we"ird\\node\n': 2.5, "nan": float("nan")},
-                             "failed": [], "missing": []}]}
+        from stagebench import model, prometheus
+        results = [model.NodeResult.make(node=n, server="?", status="ok", ok=True,
+                                         node_time_s=t)
+                   for n, t in (('we"ird\\node\n', 2.5), ("nan", float("nan")))]
+        part = model.PartResult.make(
+            test="1a", repetition=1, part="1a", cluster_time_s=2.5, nodes_ok=1, nodes_failed=0,
+            nodes_missing=0, start_spread_s=None, start_synchronized=None,
+            node_time_s=model.Stats.make(), rate=model.Rate.make(unit="B/s"),
+            residency=model.Residency.make(warm_nodes=[]),
+            start=model.StartVerdict.make(verdict="cannot tell"), node_results=results)
+        report = model.Report.make(
+            run_id='r"1\\x\ny', status="ok", exit_code=0, parts=[part], regressions=[],
+            nodes=model.NodeCounts.make(expected=1, failed=[], missing=[]),
+            validity=model.Validity.make(verdict="NOT VALID", rules=[]),
+            clock=model.ClockSummary.make(offsets=model.Offsets.make(nodes={})))
         prom = self.path("m.prom")
         self.assertIsNone(prometheus.write(prom, report))
         rc, out = promtool_check(prom)

@@ -55,6 +55,7 @@ def sources():
     files = sorted(glob.glob(os.path.join(scripts, "stagebench", "*.py")))
     files += sorted(glob.glob(os.path.join(scripts, "stagebench-*")))
     files.append(os.path.join(SOURCE, "scripts", "cmake", "python_sitedir.py"))
+    files.append(os.path.join(SOURCE, "scripts", "man-page"))  # run by the build
     return files
 
 

@@ -22,9 +22,7 @@ FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
 
 def setUpModule():
-    global R, V, BASE, GOOD
-    from stagebench import report as R
-    from stagebench import verdict as V
+    global BASE, GOOD
     BASE = tempfile.mkdtemp(prefix="stagebench-verdict-test-")
     try:
         GOOD = os.path.join(BASE, "good")
@@ -167,7 +165,7 @@ class Case(unittest.TestCase):
         return self.dir
 
     def collect(self, **kw):
-        return R.build_report(R.collect([self.dir]), **kw)
+        return ct.report_of([self.dir], **kw)
 
     def cli(self, *args):
         p = ct.run_script("stagebench-collect", [self.dir] + list(args))
@@ -232,7 +230,7 @@ class StartVerdict(Case):
         self.assertIn("start synchronization: NOT held", text)
         self.assertIn("status: FAILED (start not synchronized)", text)
         from stagebench import plot
-        self.assertIn("start NOT held (spread 5.", plot._title(rep))
+        self.assertIn("start NOT held (spread 5.", plot._title(ct.report_of([self.dir]).model))
         for n in ("n2", "n3"):
             self.assertRegex(text, r"\n +%s [+-]\d\.\d+ s: released" % n)
 
@@ -248,7 +246,7 @@ class StartVerdict(Case):
             self.assertIsNone(p["start_synchronized"])
         self.assertEqual(rep["clock"]["start_verdict"], "cannot tell")
         self.assertEqual(rep["exit_code"], 0)
-        self.assertIn("start synchronization: cannot tell", R.to_text(rep))
+        self.assertIn("start synchronization: cannot tell", ct.report_text(rep))
 
     def test_too_uncertain_cannot_tell(self):
         self.copy_good()
@@ -294,8 +292,8 @@ class StartVerdict(Case):
             # the same warning of every node is one entry naming them all
             unsynced = [x for x in rep["warnings"] if x["warning"].startswith("clock not NTP")]
             self.assertEqual([x["nodes"] for x in unsynced], [NODES])
-            self.assertIn("\n  n[1-3]: clock not NTP-synchronized", R.to_text(rep))
-        text = R.to_text(rep)
+            self.assertIn("\n  n[1-3]: clock not NTP-synchronized", ct.report_text(rep))
+        text = ct.report_text(rep)
         self.assertIn("\nwarnings from the nodes:\n", text)
         self.assertIn("\n  1a rep 1 n2: %s\n" % w, text)
 
@@ -354,7 +352,7 @@ class StartVerdict(Case):
     def test_no_summary_claims_nothing(self):
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES)))
         rep = self.collect()
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertNotIn("every node NTP-synchronized", text)
         self.assertIn("nothing is known of the nodes' clocks", text)
         self.assertIsNone(rep["clock"]["start_verdict"])
@@ -419,7 +417,7 @@ class Residency(Case):
         self.assertEqual(b["part"], "1b")
         self.assertEqual(b["residency"]["unknown"], ["n3"])
         self.assertEqual(b["residency"]["max"], 0)
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertIn("  1a   rep 1: min 0%, median 0%, max 95%; read from its own cache: n1 "
                       "(left out of the slowest nodes)", text)
         self.assertIn("  1b   rep 1: min 0%, median 0%, max 0%; unknown on n3", text)
@@ -439,7 +437,7 @@ class Residency(Case):
         self.assertEqual((r["applicable"], r["unknown"], r["min"]), (False, [], None))
         rules = {x["rule"]: x for x in rep["validity"]["rules"]}
         self.assertTrue(rules["caches cold as expected"]["ok"])
-        self.assertNotIn("cache residency at release", R.to_text(rep))
+        self.assertNotIn("cache residency at release", ct.report_text(rep))
 
 
 class Rates(Case):
@@ -469,11 +467,11 @@ class Rates(Case):
                 self.assertAlmostEqual(fp["rest_pass_median_s"], rest[1])
             else:
                 self.assertIsNone(p["first_pass"])
-        text = R.to_text(rep)
+        text = ct.report_text(rep)
         self.assertRegex(text, r"\n1b +1b +1 .* [0-9.]+ [kM]? ?pages/s ")
         self.assertRegex(text, r"\n  1a   rep 1: first pass \(from the server\) [0-9.]+ m?s at "
                                r"most, median [0-9.]+ [mu]?s; other passes")
-        lines = R.to_csv(rep).splitlines()
+        lines = ct.report_csv(rep).splitlines()
         head = lines[0].split(",")
         rows = [dict(zip(head, ln.split(","))) for ln in lines[1:]]
         b = [r for r in rows if r["part"] == "1b"][0]
@@ -531,7 +529,7 @@ class Validity(Case):
         self.assertTrue(va["spec_run"])
         self.assertEqual([r["ok"] for r in va["rules"]], [True] * 8 + [None])
         self.assertEqual(rep["exit_code"], 0)
-        self.assertIn("validity as a spec run: VALID\n", R.to_text(rep))
+        self.assertIn("validity as a spec run: VALID\n", ct.report_text(rep))
 
         def override(s):
             s["run"]["overrides"] = ["count"]
@@ -558,7 +556,7 @@ class Validity(Case):
             bad = [r for r in va["rules"] if r["ok"] is False]
             self.assertEqual([r["rule"] for r in bad], [rule])
             self.assertIn(evidence, bad[0]["evidence"])
-            self.assertIn("  [NO] %s: " % rule, R.to_text(rep))
+            self.assertIn("  [NO] %s: " % rule, ct.report_text(rep))
 
     def test_server_drop(self):
         drop = {"command": ["ssh", "stage1", "sync; echo 3 > /proc/sys/vm/drop_caches"],
@@ -583,7 +581,7 @@ class Validity(Case):
         rule = rep["validity"]["rules"][-1]
         self.assertEqual((rule["rule"], rule["ok"]), ("server drop ran before 3", True))
         self.assertIn("server cache drop before test 3: ran before test 3 in every repetition "
-                      "(2) (ssh stage1 'sync; echo 3 > /proc/sys/vm/drop_caches')", R.to_text(rep))
+                      "(2) (ssh stage1 'sync; echo 3 > /proc/sys/vm/drop_caches')", ct.report_text(rep))
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES)))
         rule = self.collect()["validity"]["rules"][-1]
         self.assertIsNone(rule["ok"])
@@ -653,7 +651,7 @@ def to_node1(s):
                   "late_by_s", "clock_step_total_s", "warnings", "cache_residency",
                   "cache_residency_error", "cache_dropped", "cache_expected",
                   "replica_changed", "mapped_bytes", "mapped_Bps", "first_pass_s",
-                  "rest_pass_median_s", "generation", "kind"):
+                  "rest_pass_median_s", "generation", "kind", "counted", "rate_unit"):
             p.pop(k, None)
         for th in p["per_thread"]:
             for k in ("release_at_ns", "first_io_at_ns", "late_by_s", "first_pass_s",

@@ -76,6 +76,7 @@ class Armed(ft.FaultCase):
         self.assertEqual(os.stat(state).st_mode & 0o777, 0o700)
         s = self.status(state)
         self.assertEqual((s["status"], s["alive"], s["parts"]), ("armed", True, 1))
+        self.assertEqual((s["error"], s["reason"]), (None, None))
         self.assertGreater(s["start_at"], time.time() + 30)
         self.assertEqual(s["summary"], os.path.join(state, "summary.json"))
         # the armed process is in its own session, not the launcher's
@@ -88,8 +89,11 @@ class Armed(ft.FaultCase):
                       (pid, s["summary"]), p.stdout)
         s = self.status(state)
         self.assertEqual((s["status"], s["exit_code"]), ("interrupted", 130))
+        self.assertEqual((s["error"], s["reason"]), ("interrupted by SIGINT", "interrupted"))
+        self.assertEqual(state_of(state)["reason"], "interrupted")
         j = self.summary(s["summary"])
         self.assertEqual(j["status"], "interrupted")
+        self.assertEqual(j["error_reasons"], ["interrupted"])
         self.assertEqual(j["tests"][0]["parts"][0]["status"], "interrupted")
         self.assertEqual(sorted(os.listdir(state)), ["log", "state", "summary.json"])
         self.assert_clean_log(state)
@@ -172,7 +176,15 @@ class Armed(ft.FaultCase):
         self.assertEqual(out, "")
         s = self.status(state)
         self.assertEqual((s["status"], s["exit_code"]), ("failed", 3))
-        self.assertIn("start time missed", " ".join(self.summary(s["summary"])["errors"]))
+        j = self.summary(s["summary"])
+        self.assertIn("start time missed", " ".join(j["errors"]))
+        # the reason, beside the words, in the state file and in the summary
+        self.assertEqual(s["reason"], "start_missed")
+        self.assertIn("start time missed", s["error"])
+        self.assertEqual(j["error_reasons"], ["start_missed"])
+        part = j["tests"][0]["parts"][0]
+        self.assertEqual((part["reason"], j["tests"][0]["reason"]),
+                         ("start_missed", "start_missed"))
 
     def test_a_signal_while_arming_is_forwarded(self):
         for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):

@@ -17,6 +17,11 @@ class DiskFull(ft.FaultCase):
         self.assertEqual(s["status"], "failed")
         self.assertEqual(s["exit_code"], 1)
         self.assertTrue(any(text in e for e in s["errors"]), s["errors"])
+        # the machine reason beside the words
+        want = "io_error" if text == "Input/output error" else "no_space"
+        reasons = [r for e, r in zip(s["errors"], s["error_reasons"]) if text in e]
+        self.assertEqual(reasons, [want] * len(reasons))
+        self.assertEqual(s["tests"][0]["reason"], want)
         ft.FaultCase.assert_one_error_line(self, p.stderr, text)
 
     def test_test4_fills_a_real_tmpfs(self):

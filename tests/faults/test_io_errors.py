@@ -19,7 +19,7 @@ class IOErrors(ft.FaultCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return stage
 
-    def check_failed(self, s, p, error_re):
+    def check_failed(self, s, p, error_re, reason="io_error"):
         part = s["tests"][0]["parts"][0]
         self.assertEqual(part["status"], "failed")
         self.assertEqual(s["tests"][0]["status"], "failed")
@@ -31,6 +31,10 @@ class IOErrors(ft.FaultCase):
             self.assertRegex(l, r"^stagebench: error: %s thread \d+: " % part["part"])
         failed = [t for t in part["per_thread"] if t["error"]]
         self.assertEqual(len(failed), 1, part["per_thread"])
+        # the machine reason beside the words: the part's, the thread's and the node's
+        self.assertEqual((part["reason"], s["tests"][0]["reason"], failed[0]["reason"]),
+                         (reason,) * 3)
+        self.assertEqual(s["error_reasons"], [reason] * len(s["errors"]))
         return part
 
     def test_read_errors_end_the_part(self):
@@ -112,7 +116,9 @@ class IOErrors(ft.FaultCase):
                               "--start-in", "20"], expect=1,
                              env=ft.shim_env("open:1:EACCES", path="stagebench.2"))
         self.assertLess(time.monotonic() - t0, 10)
-        part = self.check_failed(s, p, r"open '[^']+/stagebench\.2\.8MiB': Permission denied$")
+        # a thread that failed before the ready barrier: the node was not ready
+        part = self.check_failed(s, p, r"open '[^']+/stagebench\.2\.8MiB': Permission denied$",
+                                 reason="not_ready")
         self.assertEqual(part["part"], "2a")
         self.assertEqual(part["ops"], 0)
         for t in part["per_thread"]:

@@ -171,6 +171,7 @@ class ReplicaChanges(ft.FaultCase):
         # every thread read and verified all of its chunks: no thread error
         self.assertEqual(part["ops"], 1500 * len(part["per_thread"]))
         self.assertTrue(all(t["error"] is None for t in part["per_thread"]))
+        self.assertEqual(part["reason"], "replica_changed")
         self.assertRegex(part["error"], r"^the replica '%s' changed during the part \(replaced "
                          r"by another file, .*another generation.*\): what was read is not "
                          r"what the part was given$" % re.escape(replica))

@@ -16,8 +16,8 @@
 
 #include "driver/options.h"
 #include "driver/plan.h"
+#include "util/names.h"
 #include "util/pattern.h"
-#include "util/size.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,7 +71,6 @@ static void fuzz_check_plan(const struct options *o, const struct plan *p)
 {
 	size_t next = 0;
 	char name[64];
-	uint64_t v;
 
 	if (p->ntests == 0 || p->ntests > PLAN_MAX_TESTS || p->nparts == 0 ||
 	    p->nparts > PLAN_MAX_PARTS)
@@ -98,12 +97,13 @@ static void fuzz_check_plan(const struct options *o, const struct plan *p)
 		}
 		if (t->file == 0 || t->file % PATTERN_BLOCK)
 			fuzz_fail("a replica size is not a multiple of the block", t->replica);
-		plan_replica_name(t->def->name, t->file, name, sizeof(name));
+		names_replica(name, sizeof(name), t->def->name, t->file);
 		if (strcmp(name, t->replica) != 0)
-			fuzz_fail("the replica name is not plan_replica_name's", t->replica);
+			fuzz_fail("the replica name is not names_replica's", t->replica);
 		/* "stagebench.2.4GiB": the name says the size, so two sizes never share it. */
-		size_t pre = strlen("stagebench.") + strlen(t->def->name) + 1;
-		if (strlen(name) <= pre || size_parse(name + pre, &v) != 0 || v != t->file)
+		struct names_fields f;
+		if (names_parse(name, &f) != NAMES_REPLICA || !f.exact || f.bytes != t->file ||
+		    strcmp(f.head, t->def->name) != 0)
 			fuzz_fail("the replica name does not give the replica size", t->replica);
 	}
 	if (next != p->nparts)
@@ -172,7 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(text);
 	}
-	if (!options_scale_name((enum scale)o.scale) || !options_format_name((enum format)o.format))
+	if (strcmp(enums_scale_name(o.scale), "?") == 0 ||
+	    strcmp(enums_format_name(o.format), "?") == 0)
 		fuzz_fail("a choice has no name", "");
 	if (o.help || o.version)
 		goto out;

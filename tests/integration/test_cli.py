@@ -168,10 +168,13 @@ class Run1a(sbtest.TempDirCase):
             self.skipTest("this machine's clock is NTP-synchronized")
         self.assertIn("not NTP-synchronized", p.stderr)
         self.assertIn("NOT NTP-synchronized", p.stdout)
+        out = self.path("s.json")
         p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
-                 "--require-ntp"])
+                 "--require-ntp", "--out", out])
         self.assertEqual(p.returncode, 3)
         self.assertIn("--require-ntp", p.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["error_reasons"], ["ntp_required"])
 
 
 class BadInput(sbtest.TempDirCase):
@@ -454,6 +457,37 @@ class Commands(sbtest.TempDirCase):
         self.assertEqual((parts["4a"]["count"], parts["4a"]["chunk_bytes"]), (1200, 4096))
         self.assertEqual((parts["4b"]["count"], parts["4b"]["chunk_bytes"]), (60, MiB))
         self.assertEqual((parts["4c"]["count"], parts["4c"]["chunk_bytes"]), (1, 64 * MiB))
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["scales"], ["spec", "small", "tiny"])
+        # what each part counts and the tier the spec expects to serve it
+        want = {"1a": ("bytes read", "B/s", "node_cache"),
+                "1b": ("pages touched", "pages/s", "node_cache"),
+                "2a": ("bytes read", "B/s", "server_cache"),
+                "3b": ("bytes read", "B/s", "server_disk"),
+                "4a": ("bytes written", "B/s", None),
+                "null": ("operations", "ops/s", None)}
+        for part, w in want.items():
+            self.assertEqual((parts[part]["counted"], parts[part]["rate_unit"],
+                              parts[part]["tier"]), w)
+        self.assertEqual([t["test"] for t in doc["tests"] if t["server_drop"]], ["3"])
+        opts = {o["option"]: o for o in doc["options"]}
+        self.assertEqual(opts["--count"], {"option": "--count", "type": "count", "min": 1,
+                                           "max": 10 ** 12, "scope": "part"})
+        self.assertEqual((opts["--chunk"]["type"], opts["--chunk"]["scope"]), ("size", "part"))
+        self.assertEqual((opts["--passes"]["scope"], opts["--file-size"]["scope"]),
+                         ("part", "test"))
+        self.assertEqual((opts["--xfer"]["min"], opts["--xfer"]["max"]), (4096, 1 << 30))
+        self.assertEqual(opts["--interval"]["type"], "seconds")
+        self.assertEqual(opts["--seed"]["max"], (1 << 64) - 1)
+        for name in ("--repeat", "--threads", "--start-in"):
+            self.assertEqual(opts[name]["scope"], "run")
+        # the options' ranges are the parser's: one past each bound is refused
+        stage = self.stage()
+        for name in ("--count", "--repeat", "--threads"):
+            p = run(["run", "2a", "--dry-run", "--dir", stage, name,
+                     str(opts[name]["max"] + 1)])
+            self.assertEqual(p.returncode, 2, (name, p.stderr))
+            self.assertIn("out of range", p.stderr)
         p = run(["list", "--scale", "tiny", "--format", "json"])
         for x in json.loads(p.stdout)["parts"]:
             self.assertLessEqual(x["file_bytes"], 8 * MiB)
@@ -500,9 +534,15 @@ class Commands(sbtest.TempDirCase):
         stage = self.stage()
         with open(os.path.join(stage, "stagebench.1a.4MiB"), "wb") as f:
             f.write(b"\0" * (4 << 20))
-        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3"])
+        out = self.path("s.json")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                 "--out", out])
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("not a stagebench replica", p.stderr)
+        with open(out) as f:
+            s = json.load(f)
+        self.assertEqual((s["tests"][0]["reason"], s["error_reasons"]),
+                         ("replica_invalid", ["replica_invalid"]))
         with open(os.path.join(stage, "stagebench.1a.4MiB"), "rb") as f:
             self.assertEqual(f.read(16), b"\0" * 16)
 

@@ -195,6 +195,19 @@ class Nhc(sbtest.TempDirCase):
                          "returned 1\n")
         self.assertEqual(self.nhc("-r", res, "-N", "n1"), "returned 0\n")  # without -L
 
+    def test_nhc_missing_results_is_a_configuration_error(self):
+        """A results directory not given, not there (mistyped) or not a directory drains the
+        node saying so: it is not "no recent data", which passes."""
+        with open(self.path("file"), "w") as f:
+            f.write("x\n")
+        for results in (self.path("mistyped"), self.path("file")):
+            self.assertEqual(self.nhc("-r", results, "-N", "n1", "-a", "3600"),
+                             "die 1: check_stagebench: configuration error: results directory "
+                             "%s: not a directory or not there\nreturned 1\n" % results)
+        self.assertEqual(self.nhc("-N", "n1"),
+                         "die 1: check_stagebench: configuration error: no results directory "
+                         "(-r DIR or STAGEBENCH_RESULTS)\nreturned 1\n")
+
 
 if __name__ == "__main__":
     sbtest.setup_from_argv()

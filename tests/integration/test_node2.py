@@ -47,8 +47,21 @@ class Fields(sbtest.TempDirCase):
         self.assertEqual(s["build"]["version"], s["version"])
         self.assertRegex(s["build"]["id"], r"^%s-[0-9a-f]{16}$" % s["version"])
         self.assertEqual(s["run"]["overrides"], [])
+        self.assertEqual((s["errors"], s["error_reasons"]), ([], []))
+        # what each part counts, from its kind (the catalogue says the same)
+        cat = {p["part"]: p for p in json.loads(run(["list", "--format", "json"]).stdout)["parts"]}
+        units = {"1a": ("bytes read", "B/s"), "1b": ("pages touched", "pages/s"),
+                 "2a": ("bytes read", "B/s"), "2b": ("bytes read", "B/s"),
+                 "2c": ("bytes read", "B/s")}
         for t in s["tests"]:
+            self.assertEqual((t["error"], t["reason"]), (None, None))
             for p in t["parts"]:
+                self.assertEqual((p["counted"], p["rate_unit"]), units[p["part"]])
+                self.assertEqual((p["counted"], p["rate_unit"]),
+                                 (cat[p["part"]]["counted"], cat[p["part"]]["rate_unit"]))
+                self.assertEqual((p["error"], p["reason"]), (None, None))
+                for th in p["per_thread"]:
+                    self.assertEqual((th["error"], th["reason"]), (None, None))
                 self.assertIsInstance(p["start_at_ns"], int)
                 self.assertAlmostEqual(p["start_at_ns"] / 1e9, p["start_at"], delta=1e-6)
                 r, f = p["release_at_ns"], p["first_io_at_ns"]

@@ -5,7 +5,9 @@
 # system with apt-get, run the installed commands from a clean environment with Debian's
 # /usr/bin/python3 (stagebench --version, a tiny run, stagebench-sim at tiny scale, man
 # stagebench, the bash completion), then remove it and check that nothing of it is left
-# (its files, the package directory, the bytecode Python wrote there). Needs root: it
+# (its files, the package directory, the bytecode Python wrote there). Before that, lintian
+# on the .deb (no error, no warning but those scripts/debian/lintian-overrides explains), its
+# binary stripped and hardened, its man pages compressed. Needs root: it
 # installs into /usr. Exits 77 (skipped) when not root or not on Debian.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +43,32 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 rm -f "$build"/stagebench_*.deb "$build"/stagebench-*.rpm
 (cd "$build" && cpack -G DEB >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
 deb=$(ls "$build"/stagebench_*.deb)
+# Debian's standard: lintian with no error and no warning (an override says its reason in
+# scripts/debian/lintian-overrides), the programs stripped and hardened, the man pages
+# compressed, the copyright and the changelog in the doc directory.
+command -v lintian >/dev/null || fail "no lintian here (scripts/install-deps installs it)"
+echo "== test_deb: lintian $(basename "$deb")"
+# printed with the overrides and their reasons (which lintian then counts as failing), judged
+# without them
+lintian --display-info --pedantic --show-overrides "$deb" 2>&1 | grep -v '^running with root' || true
+rc=0
+lintian --fail-on error,warning "$deb" >"$work/lintian.log" 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { cat "$work/lintian.log"; fail "lintian found errors or warnings (exit $rc)"; }
+dpkg-deb -x "$deb" "$work/deb"
+bin="$work/deb/usr/bin/stagebench"
+readelf -S -d -l "$bin" >"$work/readelf"  # into files: grep -q's early exit would break the pipe
+nm -D "$bin" >"$work/nm"
+! grep -q '[.]symtab' "$work/readelf" || fail "usr/bin/stagebench is not stripped"
+grep -q 'BIND_NOW' "$work/readelf" || fail "usr/bin/stagebench: no -z now"
+grep -q 'GNU_RELRO' "$work/readelf" || fail "usr/bin/stagebench: no -z relro"
+grep -q '__stack_chk_fail' "$work/nm" || fail "usr/bin/stagebench: no stack protector"
+grep -q '_chk@' "$work/nm" || fail "usr/bin/stagebench: no fortified calls"
+uncompressed=$(find "$work/deb/usr/share/man" -type f ! -name '*.gz')
+[ -z "$uncompressed" ] || fail "man pages not compressed: $uncompressed"
+for f in copyright changelog.Debian.gz; do
+	[ -f "$work/deb/usr/share/doc/stagebench/$f" ] || fail "no usr/share/doc/stagebench/$f"
+done
+[ "$(dpkg-deb -f "$deb" Maintainer)" != "" ] || fail "no Maintainer"
 dpkg-deb -f "$deb" Depends | grep -q 'python3-clustershell' || fail "Depends lacks python3-clustershell"
 dpkg-deb -f "$deb" Depends | grep -q 'libhwloc' || fail "Depends lacks libhwloc"
 dpkg-deb -f "$deb" Recommends | grep -q 'python3-matplotlib' || fail "Recommends lacks matplotlib"
@@ -84,9 +112,20 @@ clean stagebench-sim --nodes 2 --servers 1 --dir "$work/sim" --results "$work/re
 [ -f "$work/results/deb/manifest.json" ] || fail "stagebench-sim wrote no manifest"
 clean man -P cat stagebench 2>/dev/null | grep -q 'I/O benchmarks of a node' || fail "man stagebench"
 clean man -P cat stagebench-cron 2>/dev/null | grep -q -- '--results' || fail "man stagebench-cron"
+# the paths the installed commands print are the installed ones
+for out in "$(clean stagebench-cron --help)" "$(clean man -P cat stagebench-cron 2>/dev/null)"; do
+	grep -q '15 2 \* \* \* /usr/bin/stagebench-cron --results' <<<"$out" ||
+		fail "the crontab line does not name /usr/bin/stagebench-cron: $out"
+	! grep -q '/usr/local' <<<"$out" || fail "an installed command prints /usr/local"
+done
 clean bash --norc -c 'source /usr/share/bash-completion/completions/stagebench &&
 	COMP_WORDS=(stagebench run --sca) COMP_CWORD=2 && _stagebench && [ "${COMPREPLY[*]}" = --scale ]' ||
 	fail "the installed bash completion"
+for c in stagebench-cluster stagebench-collect stagebench-cron stagebench-sim; do
+	clean bash --norc -c "source /usr/share/bash-completion/completions/$c &&
+		COMP_WORDS=($c --vers) COMP_CWORD=1 && _${c//-/_} && [ \"\${COMPREPLY[*]}\" = --version ]" ||
+		fail "the installed bash completion of $c"
+done
 # root ran the Python commands: their bytecode is beside the package now
 [ -d /usr/lib/python3/dist-packages/stagebench/__pycache__ ] || fail "no __pycache__ to clean up (did Python run?)"
 

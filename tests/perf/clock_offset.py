@@ -48,7 +48,7 @@ def info_round(engine, nodes, binary, logdir, tag):
     rnd.wait(90)
     res = rnd.results()
     t1 = time.time()
-    from stagebench.launcher import parse_infos
+    from stagebench.rounds import parse_infos
     return clocksync.from_round(parse_infos(res), t0, t1, clocksync.read_cost_s())
 
 

@@ -15,8 +15,9 @@ catalogue the build generated (--catalogue).
 It writes the summaries (stagebench.node/2, the binary's layout: one part per file as the
 launcher gathers them, part 2a at the spec's 18000 reads a thread, a latency histogram of a few
 hundred buckets, 128 per-thread entries) plus a launcher manifest into a temporary directory,
-then times `stagebench-collect DIR --format json` as a separate process, RUNS times, sampling
-the resident memory of the collector and its worker processes together every 20 ms.
+then times `stagebench-collect DIR --format json --no-history` as a separate process, RUNS
+times, sampling the resident memory of the collector and its worker processes together every
+20 ms.
 """
 import argparse
 import json
@@ -159,9 +160,10 @@ def measure(d, python):
     import resource
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    proc = subprocess.Popen([python, COLLECT, d, "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=dict(os.environ,
-                                                             STAGEBENCH_CATALOGUE=CATALOGUE))
+    # the collector alone: recording into a history is history_scale.py's measure
+    proc = subprocess.Popen([python, COLLECT, d, "--format", "json", "--no-history"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=dict(os.environ, STAGEBENCH_CATALOGUE=CATALOGUE))
     peak_sum = peak_one = 0
     out_chunks = []
     import threading

@@ -89,11 +89,11 @@ def main():
             with histdb.open_history(path, create=False) as h:
                 _tonight, findings, j = regress.judge(h)
             took = time.time() - t
-            flagged = [f for f in findings if f["flagged"]]
+            flagged = [f for f in findings if f.flagged]
             print("regressions of the last night (%s): %.2f s, %d series judged, %d flagged: "
                   "%s (goal < 30 s: %s)" % (
                       "cold" if attempt == 1 else "warm", took, j.judged, len(flagged),
-                      ", ".join(sorted(set("%s %s" % (f["kind"], f["name"])
+                      ", ".join(sorted(set("%s %s" % (f.kind, f.name)
                                            for f in flagged))) or "none",
                       "met" if took < 30 else "NOT met"))
     finally:

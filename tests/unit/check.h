@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A minimal assertion kit for the unit test programs: CHECK() records a failure and goes on,
- * check_done() prints "N passed, N failed" and gives the exit status.
+ * REQUIRE() records one and returns from the calling (void) function, for what the checks
+ * after it stand on (a plan built, an index within a table); check_done() prints "N passed,
+ * N failed" and gives the exit status.
  */
-#ifndef STAGEBENCH_CHECK_H
-#define STAGEBENCH_CHECK_H
+#ifndef STAGEBENCH_TEST_CHECK_H
+#define STAGEBENCH_TEST_CHECK_H
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +35,14 @@ static int check_failed;
 			fprintf(stderr, __VA_ARGS__);                                              \
 			fputc('\n', stderr);                                                       \
 		}                                                                                  \
+	} while (0)
+
+#define REQUIRE(cond)                                                                              \
+	do {                                                                                       \
+		int check_failed_before = check_failed;                                            \
+		CHECK(cond);                                                                       \
+		if (check_failed != check_failed_before)                                           \
+			return;                                                                    \
 	} while (0)
 
 #define CHECK_U64(a, b)                                                                            \

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "driver/options.h"
+#include "util/json.h"
 
 #define MAXARGS 16
 
@@ -116,8 +117,8 @@ static void test_defaults_and_values(void)
 	CHECK(o.set_seed);
 	CHECK_U64(o.scale, SCALE_TINY);
 	CHECK(o.verify);
-	CHECK_STR(options_scale_name((enum scale)o.scale), "tiny");
-	CHECK_STR(options_format_name(FORMAT_CSV), "csv");
+	CHECK_STR(enums_scale_name(o.scale), "tiny");
+	CHECK_STR(enums_format_name(FORMAT_CSV), "csv");
 
 	CHECK(parse((const char *const[]){"run", "1a", "--cpus", "3,1-2", NULL}, &o, why,
 		    sizeof(why)) == 0);
@@ -173,19 +174,92 @@ static void test_help(void)
 	free(text);
 }
 
-/* Names of choices never share a buffer: two of them stay valid side by side. */
+/*
+ * Each typed word has one name table, in its enum's order; the parser takes exactly its words
+ * and stores the typed value.
+ */
 static void test_choice_names(void)
 {
-	const char *scale = options_scale_name(SCALE_SMALL);
-	const char *format = options_format_name(FORMAT_JSON);
-	const char *tiny = options_scale_name(SCALE_TINY);
-	const char *csv = options_format_name(FORMAT_CSV);
+	const struct {
+		const char *const *table;
+		unsigned count;
+		const char *const *want;
+	} tables[] = {
+	    {enums_scales, SCALE_COUNT, (const char *const[]){"spec", "small", "tiny"}},
+	    {enums_formats, FORMAT_COUNT, (const char *const[]){"text", "json", "csv"}},
+	    {enums_signals, STOP_SIG_COUNT, (const char *const[]){"INT", "TERM"}},
+	};
+	struct options o;
+	char why[256];
 
-	CHECK_STR(scale, "small");
-	CHECK_STR(format, "json");
-	CHECK_STR(tiny, "tiny");
-	CHECK_STR(csv, "csv");
-	CHECK_STR(options_scale_name(SCALE_COUNT), "?");
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (unsigned v = 0; v < tables[t].count; v++)
+			CHECK_STR(tables[t].table[v], tables[t].want[v]);
+		CHECK(tables[t].table[tables[t].count] == NULL);
+	}
+	CHECK_STR(enums_scale_name(SCALE_SMALL), "small");
+	CHECK_STR(enums_format_name(FORMAT_JSON), "json");
+	CHECK_STR(enums_signal_name(STOP_SIG_TERM), "TERM");
+	CHECK_STR(enums_scale_name(SCALE_COUNT), "?");
+	CHECK_STR(enums_command_name(CMD_STATUS), "status");
+	CHECK_STR(enums_command_name(CMD_COUNT), "?");
+	for (int s = 0; s < SCALE_COUNT; s++) {
+		CHECK(parse((const char *const[]){"run", "1a", "--scale", enums_scales[s], NULL},
+			    &o, why, sizeof(why)) == 0);
+		CHECK(o.scale == (enum scale)s);
+	}
+	for (int c = CMD_RUN; c < CMD_COUNT; c++) {
+		CHECK(parse((const char *const[]){enums_commands[c], "--help", NULL}, &o, why,
+			    sizeof(why)) == 0);
+		CHECK(o.cmd == (enum command)c);
+	}
+	CHECK(parse((const char *const[]){"stop", "d", "--signal", "TERM", NULL}, &o, why,
+		    sizeof(why)) == 0 &&
+	      o.signal == STOP_SIG_TERM);
+}
+
+/*
+ * The catalogue's "options": every numeric option of run with its kind of number, range and
+ * scope, in the table's order; the overrides of one part or one test say so.
+ */
+static void test_ranges(void)
+{
+	static const char *const want[] = {
+	    "{\"option\":\"--threads\",\"type\":\"count\",\"min\":1,\"max\":4096,"
+	    "\"scope\":\"run\"}",
+	    "\"option\":\"--start-in\",\"type\":\"seconds\",\"min\":0,\"max\":86400,",
+	    "\"option\":\"--interval\",\"type\":\"seconds\",\"min\":0.001,",
+	    "\"option\":\"--repeat\",\"type\":\"count\"",
+	    "\"option\":\"--xfer\",\"type\":\"size\",\"min\":4096,\"max\":1073741824,",
+	    "\"option\":\"--seed\",\"type\":\"integer\",\"min\":0,"
+	    "\"max\":18446744073709551615,\"scope\":\"run\"}",
+	    "\"option\":\"--count\",\"type\":\"count\",\"min\":1,\"max\":1000000000000,"
+	    "\"scope\":\"part\"}",
+	    "\"option\":\"--chunk\",\"type\":\"size\",\"min\":1,\"max\":1099511627776,"
+	    "\"scope\":\"part\"}",
+	    "\"option\":\"--file-size\",\"type\":\"size\",\"min\":4096,"
+	    "\"max\":1125899906842624,\"scope\":\"test\"}",
+	    "\"option\":\"--passes\",\"type\":\"count\",\"min\":1,\"max\":1000000000,"
+	    "\"scope\":\"part\"}",
+	    NULL};
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	struct json j;
+
+	json_init(&j, f, false);
+	options_ranges_json(&j, CMD_RUN);
+	CHECK(json_finish(&j) == 0);
+	fclose(f);
+	const char *at = doc;
+	for (size_t i = 0; want[i]; i++) {
+		const char *k = strstr(at, want[i]);
+		CHECK_MSG(k != NULL, "'%s' missing or out of order in %s", want[i], doc);
+		at = k ? k + strlen(want[i]) : at;
+	}
+	/* No option that is not a number of run: --wait is stop's, --dir a path. */
+	CHECK(strstr(doc, "--wait") == NULL && strstr(doc, "--dir") == NULL);
+	free(doc);
 }
 
 int main(void)
@@ -198,5 +272,6 @@ int main(void)
 	test_environment();
 	test_help();
 	test_choice_names();
+	test_ranges();
 	return check_done();
 }

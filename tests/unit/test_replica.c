@@ -18,7 +18,10 @@
 #include "check.h"
 #include "platform/fsinfo.h"
 #include "util/pattern.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica.h"
+#include "platform/replica_identity.h"
+#include "platform/replica_probe.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024ull)
@@ -97,7 +100,7 @@ static void test_create(void)
 		const struct create_case *k = &cases[i];
 		uint64_t gen = replica_new_generation();
 		struct replica_info info;
-		struct bench_error err;
+		struct io_error err;
 		int rc;
 
 		rc = replica_create(top_fd, dir, k->name, k->size, gen, k->nthreads, k->xfer, false,
@@ -111,9 +114,9 @@ static void test_create(void)
 		CHECK_U64(info.generation, gen);
 		CHECK_MSG(info.ours, "%s", k->name);
 		CHECK(info.mtime > (double)time(NULL) - 600 && info.mtime < (double)time(NULL) + 5);
-		CHECK(replica_is_ours(top_fd, k->name) == 1);
+		CHECK(ours_file(top_fd, k->name) == 1);
 		CHECK(count_entries(".tmp.") == 0);
-		CHECK(replica_remove(top_fd, k->name) == 0);
+		CHECK(ours_remove(top_fd, k->name) == 0);
 		CHECK(faccessat(top_fd, k->name, F_OK, 0) != 0 && errno == ENOENT);
 	}
 	CHECK(count_entries("") == 0);
@@ -198,8 +201,8 @@ static void test_foreign(void)
 		CHECK_MSG(!info.ours, "%s", k->name);
 		CHECK_U64(info.size, k->size);
 		CHECK_U64(info.generation, k->gen);
-		CHECK_MSG(replica_is_ours(top_fd, k->name) == k->is_ours, "%s", k->name);
-		rc = replica_remove(top_fd, k->name);
+		CHECK_MSG(ours_file(top_fd, k->name) == k->is_ours, "%s", k->name);
+		rc = ours_remove(top_fd, k->name);
 		if (k->is_ours) {
 			CHECK_MSG(rc == 0, "%s: %d", k->name, rc);
 		} else {
@@ -216,7 +219,7 @@ static void test_foreign(void)
 static void test_not_files(void)
 {
 	struct replica_info info;
-	struct bench_error err;
+	struct io_error err;
 	struct stat st;
 
 	CHECK(replica_create(top_fd, dir, "target", 64 * KIB, 5, 1, 64 * KIB, false, NULL, &err) ==
@@ -226,27 +229,27 @@ static void test_not_files(void)
 	CHECK(mkfifoat(top_fd, "fifo", 0644) == 0);
 
 	CHECK(replica_probe(top_fd, "link", &info) == -EINVAL);
-	CHECK(replica_is_ours(top_fd, "link") == 0);
-	CHECK(replica_remove(top_fd, "link") == -EPERM);
+	CHECK(ours_file(top_fd, "link") == 0);
+	CHECK(ours_remove(top_fd, "link") == -EPERM);
 	CHECK(fstatat(top_fd, "link", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
-	CHECK(replica_is_ours(top_fd, "target") == 1);
+	CHECK(ours_file(top_fd, "target") == 1);
 
 	CHECK(replica_probe(top_fd, "sub", &info) == -EISDIR);
-	CHECK(replica_is_ours(top_fd, "sub") == 0);
-	CHECK(replica_remove(top_fd, "sub") == -EPERM);
+	CHECK(ours_file(top_fd, "sub") == 0);
+	CHECK(ours_remove(top_fd, "sub") == -EPERM);
 
 	CHECK(replica_probe(top_fd, "fifo", &info) == -EINVAL);
-	CHECK(replica_is_ours(top_fd, "fifo") == 0);
-	CHECK(replica_remove(top_fd, "fifo") == -EPERM);
+	CHECK(ours_file(top_fd, "fifo") == 0);
+	CHECK(ours_remove(top_fd, "fifo") == -EPERM);
 
 	CHECK(replica_probe(top_fd, "missing", &info) == -ENOENT);
-	CHECK(replica_is_ours(top_fd, "missing") == -ENOENT);
-	CHECK(replica_remove(top_fd, "missing") == -ENOENT);
+	CHECK(ours_file(top_fd, "missing") == -ENOENT);
+	CHECK(ours_remove(top_fd, "missing") == -ENOENT);
 
 	CHECK(unlinkat(top_fd, "link", 0) == 0);
 	CHECK(unlinkat(top_fd, "sub", AT_REMOVEDIR) == 0);
 	CHECK(unlinkat(top_fd, "fifo", 0) == 0);
-	CHECK(replica_remove(top_fd, "target") == 0);
+	CHECK(ours_remove(top_fd, "target") == 0);
 	CHECK(count_entries("") == 0);
 }
 
@@ -254,7 +257,7 @@ static void test_not_files(void)
 static void test_no_replace(void)
 {
 	struct replica_info info;
-	struct bench_error err;
+	struct io_error err;
 	char expect[128];
 	struct stat st;
 	int rc;
@@ -276,7 +279,7 @@ static void test_no_replace(void)
 	CHECK(replica_probe(top_fd, "r", &info) == 0 && info.ours);
 	CHECK_U64(info.generation, 333);
 	CHECK_U64(info.size, MIB);
-	CHECK(replica_remove(top_fd, "r") == 0);
+	CHECK(ours_remove(top_fd, "r") == 0);
 
 	write_file("foreign", "text", 100, 0);
 	rc = replica_create(top_fd, dir, "foreign", MIB, 444, 2, MIB, false, NULL, &err);
@@ -294,7 +297,7 @@ static void test_no_replace(void)
 static void test_race(void)
 {
 	struct replica_info info;
-	struct bench_error err;
+	struct io_error err;
 	int status, rc, child_rc;
 	pid_t pid;
 
@@ -313,7 +316,7 @@ static void test_race(void)
 	CHECK_U64(info.generation, rc == 0 ? 1002 : 1001);
 	check_content("race", 16 * MIB, info.generation);
 	CHECK(count_entries(".tmp.") == 0);
-	CHECK(replica_remove(top_fd, "race") == 0);
+	CHECK(ours_remove(top_fd, "race") == 0);
 }
 
 /* Refusals before anything is written, and a stop: nothing is left behind. */
@@ -333,7 +336,7 @@ static void test_refusals(void)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		volatile int stop = cases[i].stop;
-		struct bench_error err;
+		struct io_error err;
 		int rc;
 
 		rc = replica_create(top_fd, dir, "refused", cases[i].size, 5, 2, cases[i].xfer,
@@ -352,7 +355,7 @@ static void test_refusals(void)
 static void test_too_big(void)
 {
 	volatile int stop = 1;
-	struct bench_error err;
+	struct io_error err;
 	int rc;
 
 	rc = replica_create(top_fd, dir, "huge", 1ull << 50, 5, 2, MIB, false, &stop, &err);
@@ -372,8 +375,8 @@ static void test_no_direct(void)
 
 	if (fd < 0)
 		return;
-	CHECK(replica_is_ours(fd, "uevent_seqnum") == 0);
-	CHECK(replica_remove(fd, "uevent_seqnum") == -EPERM);
+	CHECK(ours_file(fd, "uevent_seqnum") == 0);
+	CHECK(ours_remove(fd, "uevent_seqnum") == -EPERM);
 	close(fd);
 }
 
@@ -411,7 +414,7 @@ static void test_cold(void)
 	CHECK_U64(fs_residency_path(path, &r), 0);
 	CHECK_MSG(r.known && r.fraction < 0.1, "the writer holds %.3f of its replica", r.fraction);
 	printf("writer's residency of a new 16 MiB replica: %.3f\n", r.fraction);
-	CHECK(replica_remove(top_fd, "cold") == 0);
+	CHECK(ours_remove(top_fd, "cold") == 0);
 }
 
 /*
@@ -456,52 +459,6 @@ static void test_identity(void)
 	CHECK(unlinkat(top_fd, "ident", 0) == 0);
 }
 
-struct leftover_case {
-	const char *name;
-	enum replica_leftover kind;
-};
-
-/* The name grammar: every part of it checked, with near misses. */
-static void test_leftover_names(void)
-{
-	static const struct leftover_case cases[] = {
-	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_TEMP},
-	    {"stagebench.3.512GiB.tmp.n1.example.org.1.ffffffffffff", REPLICA_LEFTOVER_TEMP},
-	    {"stagebench.2.4096B.tmp.h_1-x.4194304.000000000000", REPLICA_LEFTOVER_TEMP},
-	    {"stagebench.1a.150MiB.tmp.node1.123", REPLICA_LEFTOVER_TEMP}, /* no token: older */
-	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_TEST4},
-	    {"stagebench.4c.a.b-c.p1-abcdefabcdef-r12.t127.1234567", REPLICA_LEFTOVER_TEST4},
-	    {"stagebench.4a.n1.p123-r1.t0.000341", REPLICA_LEFTOVER_TEST4}, /* no token */
-	    {"stagebench.1a.150MiB", REPLICA_LEFTOVER_NONE},		    /* a replica */
-	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789aB", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789a", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp.node1.x123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp..123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp.no de.123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150XiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.a1.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp.node1.123.0123456789ab.bak", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.1a.150MiB.tmp.node1", REPLICA_LEFTOVER_NONE},
-	    {"xstagebench.1a.150MiB.tmp.node1.123.0123456789ab", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.00341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p123-0123456789ab-r1.t0.000341x", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p123-0123456789ab-r.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a..p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.-n1.p123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.q123-0123456789ab-r1.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p123-0123456789xy-r1.t0.000341", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.4a.n1.p123-r1.t0", REPLICA_LEFTOVER_NONE},
-	    {"stagebench.", REPLICA_LEFTOVER_NONE},
-	    {"", REPLICA_LEFTOVER_NONE},
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CHECK_MSG(replica_leftover_name(cases[i].name) == cases[i].kind, "'%s': %d",
-			  cases[i].name, (int)replica_leftover_name(cases[i].name));
-}
-
 /* Make name with size bytes: zeros (fallocate) or, with fill, that byte everywhere. */
 static void make_file(const char *name, uint64_t size, int fill)
 {
@@ -540,20 +497,33 @@ static void test_leftovers(void)
 	CHECK(renameat(top_fd, "ours", top_fd, tmph) == 0);
 	CHECK(symlinkat("elsewhere", top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab") == 0);
 
-	CHECK_U64(replica_leftover_kind(top_fd, tmp0), REPLICA_LEFTOVER_TEMP);
-	CHECK_U64(replica_leftover_kind(top_fd, tmpz), REPLICA_LEFTOVER_TEMP);
-	CHECK_U64(replica_leftover_kind(top_fd, tmph), REPLICA_LEFTOVER_TEMP);
-	CHECK_U64(replica_leftover_kind(top_fd, tmpx), 0);
-	CHECK_U64(replica_leftover_kind(top_fd, f40), REPLICA_LEFTOVER_TEST4);
-	CHECK_U64(replica_leftover_kind(top_fd, f4z), 0); /* zeros: only a temporary replica */
-	CHECK_U64(replica_leftover_kind(top_fd, near), 0);
-	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab"), 0);
-	CHECK_U64(replica_leftover_kind(top_fd, "stagebench.1a.4MiB.tmp.n1.12.0123456789ab"),
-		  -ENOENT);
-	CHECK_U64(replica_removable(top_fd, tmp0), 1);
-	CHECK_U64(replica_removable(top_fd, tmph), 1);
-	CHECK_U64(replica_removable(top_fd, tmpx), 0);
-	CHECK_U64(replica_removable(top_fd, near), 0);
+	/* a temporary: empty, reserved (zeros) or written; never another's bytes or a link */
+	CHECK_U64(ours_removable(top_fd, tmp0), 1);
+	CHECK_U64(ours_removable(top_fd, tmpz), 1);
+	CHECK_U64(ours_removable(top_fd, tmph), 1);
+	CHECK_U64(ours_removable(top_fd, tmpx), 0);
+	/* a kind's file: empty or written, never zeros (only a temporary reserves space) */
+	CHECK_U64(ours_removable(top_fd, f40), 1);
+	CHECK_U64(ours_removable(top_fd, f4z), 0);
+	/* not a name of the grammar: only its content could make it ours */
+	CHECK_U64(ours_removable(top_fd, near), 0);
+	CHECK_U64(ours_removable(top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab"), 0);
+	CHECK_U64(ours_removable(top_fd, "stagebench.1a.4MiB.tmp.n1.12.0123456789ab"), -ENOENT);
+	/* check's leftovers: its write probe's bytes, its probe's reserved block */
+	static const char wr[] = "stagebench.check-write.7.0123456789ab";
+	static const char wrx[] = "stagebench.check-write.8.0123456789ab";
+	static const char pz[] = "stagebench.check.probe.7.0123456789ab";
+	static const char px[] = "stagebench.check.probe.7.0123456789abx";
+	make_file(wr, PATTERN_BLOCK, OURS_WRITE_BYTE);
+	make_file(wrx, PATTERN_BLOCK, 'x');
+	make_file(pz, 2 * PATTERN_BLOCK, -1);
+	make_file(px, 0, 0);
+	CHECK_U64(ours_removable(top_fd, wr), 1);
+	CHECK_U64(ours_removable(top_fd, wrx), 0);
+	CHECK_U64(ours_removable(top_fd, pz), 1);
+	CHECK_U64(ours_removable(top_fd, px), 0);
+	for (const char *const *n = (const char *const[]){wr, wrx, pz, px, NULL}; *n; n++)
+		CHECK_MSG(unlinkat(top_fd, *n, 0) == 0, "%s: %s", *n, strerror(errno));
 
 	for (const char *const *n =
 		 (const char *const[]){tmp0, tmpz, tmpx, f40, f4z, near, tmph,
@@ -590,6 +560,5 @@ int main(void)
 		CHECK_MSG(rmdir(dir) == 0, "%s: %s", dir, strerror(errno));
 	}
 	test_no_direct();
-	test_leftover_names();
 	return check_done();
 }

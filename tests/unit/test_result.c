@@ -17,7 +17,8 @@
 #define T0	 1700000000.0 /* the part's start instant, epoch seconds */
 #define MONO0	 5000000000ull
 
-static const struct part_def def = {"2a", "2", "randread", "N random aligned reads of M", {{0}}};
+static const struct part_def def = {
+    "2a", "2", "randread", PLAN_TIER_SERVER_CACHE, "N random aligned reads of M", {{0}}};
 static const struct plan_part pp = {&def, NULL, {10, 4096, 1 << 20, 0}};
 static struct hist hists[NTHREADS];
 

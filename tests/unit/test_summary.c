@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
+#include "driver/summary_file.h"
 
 #define NTHREADS 2
 
@@ -70,6 +72,10 @@ static void test_summary_build(void)
 	snprintf(threads[1][1].err.path, sizeof(threads[1][1].err.path), "/stage/x/r");
 	res.tests[0].status = PART_FAILED;
 	res.outcome = OUTCOME_FAILED;
+	res.parts[1].reason = REASON_IO_ERROR;
+	snprintf(res.parts[1].error, sizeof(res.parts[1].error),
+		 "thread 1: read '/stage/x/r': Input/output error");
+	res.error_reasons[res.nerrors] = REASON_IO_ERROR;
 	res.errors[res.nerrors++] = strdup("2b thread 1: read '/stage/x/r': Input/output error");
 }
 
@@ -93,11 +99,11 @@ static char *test_summary_capture(int which)
 	FILE *f = open_memstream(&buf, &len);
 
 	if (which == 0)
-		CHECK(summary_json(&res, &opts, f, true) == 0);
+		CHECK(summary_json(&res, &plan, f, true) == 0);
 	else if (which == 1)
 		summary_csv(&res, f);
 	else
-		summary_text(&res, &opts, f);
+		summary_text(&res, f);
 	fclose(f);
 	return buf;
 }
@@ -114,45 +120,54 @@ static bool test_summary_says(int which, const char *want)
 
 static void test_summary_json(void)
 {
-	static const char *const keys[] = {"\"schema\": \"stagebench.node/2\"",
-					   "\"node\": \"n01\"",
-					   "\"host\": \"host01\"",
-					   "\"dir\": \"/stage/x\"",
-					   "\"fs\": {",
-					   "\"clock\": {",
-					   "\"clocksource\": \"tsc\"",
-					   "\"run\": {",
-					   "\"command\": \"run\"",
-					   "\"tests\": [",
-					   "\"2a\"",
-					   "\"2b\"",
-					   "\"scale\": \"tiny\"",
-					   "\"seed\": 42",
-					   "\"threads\": [",
-					   "\"tests\": [",
-					   "\"test\": \"2\"",
-					   "\"title\": \"read_from_ioserver_cache\"",
-					   "\"result_s\": 1.5",
-					   "\"status\": \"failed\"",
-					   "\"parts\": [",
-					   "\"part\": \"2a\"",
-					   "\"kind\": \"randread\"",
-					   "\"count\": 200",
-					   "\"bytes\": 1048576",
-					   "\"bandwidth_Bps\": 2097152",
-					   "\"latency_hist\": {",
-					   "\"cache_residency\": null",
-					   "\"status\": \"ok\"",
-					   "\"per_thread\": [",
-					   "\"part\": \"2b\"",
-					   "\"status\": \"failed\"",
-					   "\"error\": \"read '/stage/x/r': Input/output error\"",
-					   "\"status\": \"failed\"",
-					   "\"exit_code\": 1",
-					   "\"errors\": [",
-					   "\"2b thread 1: read",
-					   "\"warnings\": []",
-					   NULL};
+	static const char *const keys[] = {
+	    "\"schema\": \"stagebench.node/2\"",
+	    "\"node\": \"n01\"",
+	    "\"host\": \"host01\"",
+	    "\"dir\": \"/stage/x\"",
+	    "\"fs\": {",
+	    "\"clock\": {",
+	    "\"clocksource\": \"tsc\"",
+	    "\"run\": {",
+	    "\"command\": \"run\"",
+	    "\"tests\": [",
+	    "\"2a\"",
+	    "\"2b\"",
+	    "\"scale\": \"tiny\"",
+	    "\"seed\": 42",
+	    "\"threads\": [",
+	    "\"tests\": [",
+	    "\"test\": \"2\"",
+	    "\"title\": \"read_from_ioserver_cache\"",
+	    "\"result_s\": 1.5",
+	    "\"status\": \"failed\"",
+	    "\"parts\": [",
+	    "\"part\": \"2a\"",
+	    "\"kind\": \"randread\"",
+	    "\"counted\": \"bytes read\"",
+	    "\"rate_unit\": \"B/s\"",
+	    "\"count\": 200",
+	    "\"bytes\": 1048576",
+	    "\"bandwidth_Bps\": 2097152",
+	    "\"latency_hist\": {",
+	    "\"cache_residency\": null",
+	    "\"status\": \"ok\"",
+	    "\"error\": null,\n          \"reason\": null",
+	    "\"per_thread\": [",
+	    "\"error\": null,\n              \"reason\": null",
+	    "\"part\": \"2b\"",
+	    "\"status\": \"failed\"",
+	    "\"error\": \"thread 1: read '/stage/x/r': Input/output "
+	    "error\",\n          \"reason\": \"io_error\"",
+	    "\"error\": \"read '/stage/x/r': Input/output error\",\n "
+	    "             \"reason\": \"io_error\"",
+	    "\"status\": \"failed\"",
+	    "\"exit_code\": 1",
+	    "\"errors\": [",
+	    "\"2b thread 1: read",
+	    "\"error_reasons\": [\n    \"io_error\"\n  ]",
+	    "\"warnings\": []",
+	    NULL};
 	char *doc = test_summary_capture(0);
 
 	test_summary_in_order(doc, keys);
@@ -203,13 +218,13 @@ static void test_summary_file(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/n01.json", dir);
-	CHECK(summary_check_out(path, false, why, sizeof(why)) == 0);
-	CHECK(summary_write_file(&res, &opts, path, false) == 0);
+	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == 0);
+	CHECK(summary_file_write(&res, &plan, path, false) == 0);
 	CHECK(stat(path, &st) == 0 && st.st_size > 1000);
-	CHECK(summary_check_out(path, false, why, sizeof(why)) == -EEXIST);
+	CHECK(summary_file_check_out(path, false, why, sizeof(why)) == -EEXIST);
 	CHECK(strstr(why, "exists: not replacing it") != NULL);
-	CHECK(summary_write_file(&res, &opts, path, false) == -EEXIST);
-	CHECK(summary_write_file(&res, &opts, path, true) == 0);
+	CHECK(summary_file_write(&res, &plan, path, false) == -EEXIST);
+	CHECK(summary_file_write(&res, &plan, path, true) == 0);
 	CHECK(unlink(path) == 0);
 	CHECK(rmdir(dir) == 0); /* no temporary file was left behind */
 }

@@ -22,7 +22,9 @@
 #include "platform/clock.h"
 #include "util/pattern.h"
 #include "workers/registry.h"
-#include "workers/replica.h"
+#include "platform/ours.h"
+#include "platform/replica.h"
+#include "util/names.h"
 
 #define KIB	      1024ull
 #define MIB	      (1024ull * 1024ull)
@@ -43,6 +45,7 @@ struct rig {
 	struct bench_ctx c;
 	struct hist lat;
 	volatile int stop;
+	char prefix[128]; /* of the names of created files */
 };
 
 static void rig_init(struct rig *r, const struct bench_params *p)
@@ -55,8 +58,8 @@ static void rig_init(struct rig *r, const struct bench_params *p)
 		r->p.part = "t";
 	r->p.dir = files_dir;
 	r->p.dirfd = files_fd;
-	r->p.node = "nodeA";
-	r->p.run_tag = "p1";
+	names_file_prefix(r->prefix, sizeof(r->prefix), r->p.part, "nodeA", "p1");
+	r->p.name_prefix = r->prefix;
 	r->c.p = &r->p;
 	prng_seed(&r->c.rng, 42, prng_hash_str("nodeA"), 0);
 	if (posix_memalign(&r->c.buf, 4096, r->p.xfer ? r->p.xfer : 4096) != 0)
@@ -110,7 +113,7 @@ static double now_s(void)
 
 static void make_replica(const char *name, uint64_t size, uint64_t gen)
 {
-	struct bench_error err;
+	struct io_error err;
 	int rc = replica_create(top_fd, dir, name, size, gen, 2, MIB, true, NULL, &err);
 
 	CHECK_MSG(rc == 0, "replica_create %s: %d (%s)", name, rc, err.op);
@@ -146,27 +149,56 @@ static uint64_t page_sum(const char *path, uint64_t size)
 	return sum;
 }
 
+/* Every registered kind is found by its name, once, and says what it does. */
 static void test_registry(void)
 {
-	static const char *const names[] = {"null", "seqread", "mmaptouch", "randread",
-					    "manyfiles"};
-	size_t i, n = 0;
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct bench_ops *ops = bench_find(names[i]);
-
-		CHECK_MSG(ops != NULL, "%s", names[i]);
-		if (!ops)
-			continue;
-		CHECK_STR(ops->name, names[i]);
+		CHECK_MSG(bench_find(ops->name) == ops, "%s", ops->name);
 		CHECK(ops->what && *ops->what);
 		CHECK(ops->run != NULL);
+		for (size_t k = 0; k < i; k++)
+			CHECK_MSG(strcmp(bench_all[k]->name, ops->name) != 0, "%s twice",
+				  ops->name);
 	}
-	while (bench_all[n])
-		n++;
-	CHECK_U64(n, sizeof(names) / sizeof(names[0]));
+	CHECK(bench_find("seqread") == &bench_seqread);
 	CHECK(bench_find("nope") == NULL);
 	CHECK(bench_find(NULL) == NULL);
+}
+
+/*
+ * What each kind's rate counts agrees with what it does: files written are bytes written, a
+ * mapped replica is pages touched, a read replica bytes read, no I/O operations.
+ */
+static void test_units(void)
+{
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
+		unsigned caps = ops->caps;
+		enum bench_unit want = caps & BENCH_WRITES_FILES    ? BENCH_UNIT_BYTES_WRITTEN
+				       : caps & BENCH_MAPS_REPLICA  ? BENCH_UNIT_PAGES
+				       : caps & BENCH_READS_REPLICA ? BENCH_UNIT_BYTES_READ
+								    : BENCH_UNIT_OPS;
+		CHECK_MSG(ops->unit == want, "kind %s: unit %d, its caps say %d", ops->name,
+			  (int)ops->unit, (int)want);
+	}
+	static const struct {
+		enum bench_unit unit;
+		const char *counted, *rate;
+	} names[] = {
+	    {BENCH_UNIT_OPS, "operations", "ops/s"},
+	    {BENCH_UNIT_BYTES_READ, "bytes read", "B/s"},
+	    {BENCH_UNIT_BYTES_WRITTEN, "bytes written", "B/s"},
+	    {BENCH_UNIT_PAGES, "pages touched", "pages/s"},
+	};
+	CHECK_U64(sizeof(names) / sizeof(names[0]), BENCH_UNIT_COUNT);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CHECK_STR(bench_unit_counted(names[i].unit), names[i].counted);
+		CHECK_STR(bench_unit_rate(names[i].unit), names[i].rate);
+	}
+	CHECK_STR(bench_unit_counted(BENCH_UNIT_COUNT), "?");
+	CHECK_STR(bench_unit_rate(BENCH_UNIT_COUNT), "?");
 }
 
 static void test_fail(void)
@@ -533,7 +565,7 @@ static void test_manyfiles_keep(void)
 		snprintf(name, sizeof(name), "stagebench.4a.nodeA.p1.t3.%06d", i);
 		CHECK_MSG(fstatat(files_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", name);
 		CHECK_U64(st.st_size, 8 * KIB);
-		CHECK(replica_is_ours(files_fd, name) == 1);
+		CHECK(ours_file(files_fd, name) == 1);
 		CHECK(unlinkat(files_fd, name, 0) == 0);
 	}
 	CHECK(count_entries(files_dir) == 0);
@@ -575,14 +607,9 @@ static void test_manyfiles_collision(void)
 	rig_free(&r);
 }
 
-/* Every kind, with parameters that would take a long time if stop were ignored. */
-static const struct bench_params stop_params[] = {
-    {.part = "null", .count = UINT64_MAX / 2, .xfer = 4096},
-    {.part = "seqread", .passes = 1ull << 40, .xfer = 64 * KIB},
-    {.part = "mmaptouch", .passes = 1ull << 40, .xfer = 64 * KIB},
-    {.part = "randread", .count = 1ull << 40, .chunk = 4 * KIB, .xfer = 64 * KIB},
-    {.part = "manyfiles", .count = 900000, .chunk = 4 * KIB, .xfer = 4 * KIB},
-};
+/* Parameters that would take a long time with any kind if stop were ignored. */
+static const struct bench_params stop_params = {
+    .count = 1ull << 40, .chunk = 4 * KIB, .passes = 1ull << 40, .xfer = 64 * KIB};
 
 static void *stop_later(void *arg)
 {
@@ -599,13 +626,14 @@ static void test_stop(void)
 	int later;
 
 	for (later = 0; later < 2; later++) {
-		for (i = 0; i < sizeof(stop_params) / sizeof(stop_params[0]); i++) {
-			struct bench_params p = stop_params[i];
+		for (i = 0; bench_all[i]; i++) {
+			struct bench_params p = stop_params;
 			struct rig r;
 			pthread_t t;
 			double t0;
 			int rc;
 
+			p.part = bench_all[i]->name;
 			p.path = path_good;
 			p.file_bytes = REPLICA_BYTES;
 			p.generation = gen_good;
@@ -615,7 +643,7 @@ static void test_stop(void)
 			t0 = now_s();
 			if (later)
 				CHECK(pthread_create(&t, NULL, stop_later, &r) == 0);
-			rc = rig_drive(bench_find(p.part), &r);
+			rc = rig_drive(bench_all[i], &r);
 			if (later)
 				pthread_join(t, NULL);
 			CHECK_MSG(rc == 0, "%s: rc %d", p.part, rc);
@@ -668,11 +696,8 @@ static void test_bad_params(void)
  */
 static void test_first_io(void)
 {
-	static const char *const kinds[] = {"null", "seqread", "mmaptouch", "randread",
-					    "manyfiles"};
-
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		const struct bench_ops *ops = bench_find(kinds[i]);
+	for (size_t i = 0; bench_all[i]; i++) {
+		const struct bench_ops *ops = bench_all[i];
 		struct bench_params p = {.path = path_good,
 					 .count = 4,
 					 .chunk = 4 * KIB,
@@ -693,8 +718,8 @@ static void test_first_io(void)
 			ops->teardown(&r.c);
 		CHECK_MSG(r.c.first_io_ns >= ready && r.c.first_io_ns + r.lat.min_ns <= end,
 			  "%s: first I/O at %" PRIu64 ", ready at %" PRIu64 ", end at %" PRIu64,
-			  kinds[i], r.c.first_io_ns, ready, end);
-		if (strcmp(kinds[i], "seqread") == 0) {
+			  ops->name, r.c.first_io_ns, ready, end);
+		if (ops == &bench_seqread) {
 			CHECK(r.c.first_pass_ns > 0);
 			CHECK_U64(r.c.npass_ns, 4);
 			CHECK_U64(r.c.passes_not_kept, 0);
@@ -775,6 +800,7 @@ int main(void)
 	make_replica("tiny", TINY_BYTES, gen_tiny);
 
 	test_registry();
+	test_units();
 	test_fail();
 	test_counts();
 	test_randread_offsets();

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: MIT
+"""The launcher's manifest (RESULTS/<run-id>/manifest.json, stagebench.manifest/2): what was
+asked and how it was launched, then, as the run goes, every round, the nodes' names and
+servers, the preparers, the clock offsets, the server drops, the warnings and how the run
+ended. One writer: everything goes through Manifest, which rewrites the file atomically, with
+what the nodes said escaped."""
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+from . import clocksync
+from . import common
+from . import files
+from . import procs
+
+
+def local_build(binary):
+    """The build id of the stagebench on this machine (its `clock` header), or None."""
+    if not binary or binary == "none":
+        return None
+    try:
+        rc, out, _err = procs.run_capture([binary, "clock", "--node", "launcher"], 30)
+        head = json.loads(out.splitlines()[0]) if rc == 0 and out else None
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return head.get("build") if isinstance(head, dict) else None
+
+
+class Manifest:
+    """The manifest of one run: doc is its JSON object, path where it is written."""
+
+    def __init__(self, plan):
+        self.path = os.path.join(plan.rundir, common.MANIFEST)
+        self.doc = None
+
+    def begin(self, plan):
+        """The manifest as the run starts: what was asked and how it is launched; the rounds,
+        clocks, servers and preparers are filled in as the run goes. Written at once."""
+        a, engine = plan.args, plan.engine
+        fan = engine.fan(plan.nodes)
+        self.doc = {
+            "schema": common.MANIFEST_SCHEMA, "version": plan.catalogue.version,
+            "run_id": plan.run_id, "created_at": time.time(), "argv": sys.argv,
+            "launcher": {"engine": engine.name, "exec": engine.exec_mode, "gather": plan.gather,
+                         "fanout": int(fan), "armed": plan.armed},
+            "launch": {"fanout": int(fan), "waves": int(math.ceil(len(plan.nodes) /
+                                                                  float(fan))),
+                       "info_s": None, "arm_s": []},
+            "run": {"tests": [t for t, _p in plan.tests],
+                    "parts": [p for _t, ps in plan.tests for p in ps],
+                    "scale": a.scale, "repeat": a.repeat, "options": plan.run_options()},
+            "nodes": list(plan.nodes), "servers": {}, "preparers": {}, "notes": list(a.note),
+            "rounds": [], "interrupted": None, "finished_at": None,
+            "clock": {"method": "exchange" if engine.can_talk else "round",
+                      "samples": clocksync.SAMPLES if engine.can_talk else 1,
+                      "start": {}, "end": {}, "unmeasured": []},
+            "max_offset_s": plan.max_offset, "require_sync": bool(a.require_sync),
+            "server_drop": None if plan.server_drop is None else {
+                "command": list(plan.server_drop), "where": "launcher", "runs": []},
+            "warnings": [],
+            "launcher_version": plan.catalogue.version,
+            "launcher_build": local_build(a.local_stagebench or files.find_sibling("stagebench")),
+        }
+        self.save()
+
+    def save(self):
+        """The manifest rewritten atomically; what nodes said (errors, mount sources) is kept
+        escaped, never raw."""
+        if self.doc is not None:
+            files.write_json_atomic(self.path, common.safe_json(self.doc))
+
+    def add_round(self, rnd):
+        """A round's record (kind, what, nodes, duration, failed...), kept in its order."""
+        self.doc["rounds"].append(rnd)
+
+    def info_round(self, names, info_s):
+        """After the info round: the nodes by the names they report, what the round took."""
+        self.doc["nodes"] = list(names)
+        self.doc["info_s"] = round(info_s, 3)
+        self.doc["launch"]["info_s"] = round(info_s, 3)
+
+    def arm_round(self, arm_s):
+        """What an arm round took."""
+        self.doc["launch"]["arm_s"].append(round(arm_s, 3))
+
+    def servers(self, server_of):
+        """{node name: its /stage server}."""
+        self.doc["servers"] = dict(server_of)
+
+    def preparers(self, preparer_of):
+        """{server: the node name that prepared its replicas}."""
+        self.doc["preparers"] = dict(preparer_of)
+
+    def start_offsets(self):
+        """{node name: its offset entry} measured before the first part."""
+        return self.doc["clock"].get("start") or {}
+
+    def warn(self, text):
+        """A warning of the launcher: said now, and kept for the report."""
+        common.say("warning: %s" % text)
+        self.doc["warnings"].append(text)
+
+    def clock(self, which, got, why, name_of, cost):
+        """The offsets measured at which ("start", before the first part; "end", after the
+        last), {node: entry}, and why others were not ({node: why}), by the nodes' names."""
+        clock = self.doc["clock"]
+        clock["read_cost_s"] = round(cost, 9)
+        clock[which] = {name_of(n): e for n, e in got.items()}
+        clock["unmeasured" if which == "start" else "unmeasured_end"] = sorted(
+            (name_of(n) for n in why), key=common.natural_key)
+        clock.setdefault("why_unmeasured", {})[which] = {name_of(n): w for n, w in
+                                                         why.items()}
+        self.save()
+
+    def server_drop_run(self, run):
+        """One run of --server-drop's command: its record."""
+        self.doc["server_drop"]["runs"].append(run)
+        self.save()
+
+    def finish(self, interrupted=None):
+        """The run's end: interrupted by which signal (its name), if one came."""
+        if interrupted is not None:
+            self.doc["interrupted"] = interrupted
+        self.doc["finished_at"] = time.time()
+        self.save()

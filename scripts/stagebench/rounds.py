@@ -1,0 +1,510 @@
+# SPDX-License-Identifier: MIT
+"""The launcher's rounds: one command on a set of nodes through the engine, never hanging (the
+engine's own time limit, then the launcher's, then a sweep of what was left), a stop signal
+passed on to the nodes; each node's outcome classified (ok, failed, timeout, unreachable,
+interrupted) and recorded; an armed part armed, polled until every node is final, and stopped
+on a signal or past its time; the summaries copied back."""
+import json
+import math
+import os
+import shlex
+import signal
+import time
+
+from . import common
+from . import files
+from . import procs
+from . import remote
+from .engines import Outcome
+from .nodes import nodeset_fold
+
+MESSAGE_LINES = 10  # distinct error lines said of a round; the rest counted
+FINAL = ("done", "failed", "interrupted", "lost")
+START_MISSED = "start_missed"  # the binary's reason of a start it could not meet
+
+
+def err_line(lines):
+    """The most telling stderr line of a node: stagebench's own error line, else the last."""
+    for ln in reversed(lines):
+        if "error:" in ln:
+            return ln.strip()
+    return lines[-1].strip() if lines else ""
+
+
+def parse_infos(res):
+    """{node: its `stagebench info --format json` object} of the nodes of a round that printed
+    one."""
+    infos = {}
+    for node, o in res.items():
+        text = "\n".join(o.out).strip()
+        if text:
+            try:
+                info = json.loads(text)
+            except ValueError:
+                info = None
+            if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
+                infos[node] = info
+    return infos
+
+
+def parse_state(o):
+    """A node's `stagebench status --format json` object from its outcome, or None."""
+    text = "\n".join(o.out).strip()
+    try:
+        st = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if isinstance(st, dict) and st.get("schema") == "stagebench.state/1":
+        return st
+    return None
+
+
+def state_reason(st):
+    """The machine reason of an armed run's state (its error's), or None."""
+    if not isinstance(st, dict):
+        return None
+    reason = st.get("reason")
+    err = st.get("error")
+    if reason is None and isinstance(err, dict):
+        reason = err.get("reason")
+    return reason if isinstance(reason, str) else None
+
+
+def classify(o, limit, remote=True, stopping=False):
+    """(status, error) of one node's outcome o in a round; status 'ok' when it exited 0.
+    limit says what its time limit was; remote: whether exit 255 is ssh's (cannot reach);
+    stopping: whether the launcher is stopping the nodes (a signal's exit is an interruption)."""
+    e = err_line(o.err)
+    if o.timeout:
+        return "timeout", "no end within %s (hung or too slow): stopped" % limit
+    if o.rc is None or o.rc == 0:
+        return "ok", None
+    if o.rc == 255 and remote:
+        return "unreachable", "cannot reach the node: %s" % (e or "exit 255")
+    if o.rc in (130, 143) or (stopping and o.rc > 128):
+        return "interrupted", "interrupted (exit %d)%s" % (o.rc, ": " + e if e else "")
+    return "failed", "exit %d: %s" % (o.rc, e or "no message")
+
+
+def outcome_of(st):
+    """An Outcome from an armed node's final status (None: no final status in time)."""
+    o = Outcome()
+    if st is None:
+        o.timeout = True
+    elif st.get("status") == "unanswered":
+        o.rc = st.get("rc") if st.get("rc") not in (None, 0) else 255
+        o.err = [st.get("why") or "its status could not be read"]
+    elif st.get("status") == "lost":
+        o.rc = 1
+        o.err = ["stagebench: error: its stagebench ended without a final state (killed "
+                 "with SIGKILL, or the node rebooted)"]
+    else:
+        code = st.get("exit_code")
+        o.rc = code if isinstance(code, int) else 1
+        o.reason = state_reason(st)
+    return o
+
+
+class Rounds:
+    """The rounds of one run: plan (launchplan.Plan) says what and where, manifest
+    (manifest.Manifest) records them. ident: {launcher's node name: the name the node reports},
+    dead: {node: why it is left out of later rounds}, stop_signal: the signal that stops the run
+    (None until one came)."""
+
+    def __init__(self, plan, manifest, verbose=False):
+        self.plan = plan
+        self.manifest = manifest
+        self.verbose = verbose
+        self.round_no = 0
+        self.stop_signal = None
+        self.ident = {n: n for n in plan.nodes}
+        self.dead = {}
+        self.incoming_made = False
+
+    def vprint(self, text):
+        if self.verbose:
+            common.say(text)
+
+    def name_of(self, node):
+        """The name node reports (its summaries' name)."""
+        return self.ident.get(node, node)
+
+    def live(self, nodes):
+        """nodes but those left out of later rounds."""
+        return [n for n in nodes if n not in self.dead]
+
+    # -- stopping
+
+    def on_signal(self, signum, _frame):
+        if self.stop_signal is None:
+            self.stop_signal = signum
+            common.say("%s: stopping every node's stagebench and collecting what arrived"
+                       % signal.Signals(signum).name)
+        else:
+            common.say("%s again: killing what is left" % signal.Signals(signum).name)
+            procs.signal_pids(procs.descendants(), signal.SIGKILL)
+
+    def stop_name(self):
+        """The stop signal's name as the nodes' commands take it."""
+        return "INT" if self.stop_signal == signal.SIGINT else "TERM"
+
+    def forward_stop(self, rnd, nodes, nodes_file, base):
+        """Pass the stop signal on to every node process (they write their summaries and
+        remove their files); the engine is left to report them. Returns the round that carries
+        the signal to remote nodes, if one was needed."""
+        engine = self.plan.engine
+        if engine.exec_mode:
+            procs.signal_pids(procs.descendants(exclude=rnd.pids()), self.stop_signal)
+        elif engine.name == "srun":
+            rnd.signal(self.stop_signal)
+        else:
+            # a second connection to each node signals the stagebench whose pid its
+            # wrapper recorded in the node-local scratch directory
+            return engine.start(nodes, self.plan.stop_args(self.stop_name()), 30,
+                                base + ".stop", nodes_file)
+        return None
+
+    def sweep(self, tag):
+        """What the engine left behind (a node process its engine gave up on): let it end on
+        its own for a moment (a signalled stagebench is writing its summary), then stop it."""
+        if procs.descendants():
+            t = time.monotonic() + (5.0 if self.stop_signal else 1.0)
+            while procs.descendants() and time.monotonic() < t:
+                procs.reap_orphans()
+                time.sleep(0.05)
+            left = procs.stop_descendants(grace=2.0)
+            if left:
+                self.vprint("killed %d process(es) left behind by the %s round" % (len(left),
+                                                                                   tag))
+
+    # -- one round
+
+    def nodes_file(self, nodes, tag):
+        path = os.path.join(self.plan.rundir, "logs", "%03d-%s.nodes" % (self.round_no, tag))
+        with files.open_new(path) as f:
+            f.write("\n".join(nodes) + "\n")
+        return path
+
+    def run(self, tag, nodes, args, timeout, honour_stop=True, talk=None):
+        """Run args on nodes; returns ({node: Outcome}, duration). Never hangs: the engine's
+        own timeout first, then the launcher's (kill the whole tree), then a sweep of any
+        process left behind."""
+        engine = self.plan.engine
+        self.round_no += 1
+        nf = self.nodes_file(nodes, tag)
+        base = os.path.join(self.plan.rundir, "logs", "%03d-%s" % (self.round_no, tag))
+        if self.verbose:
+            self.vprint("round %s on %s: %s" % (tag, nodeset_fold(nodes), " ".join(
+                shlex.quote(c) for c in engine.describe(nf, nodes, remote.shown(args),
+                                                        timeout))))
+        t0 = time.time()
+        rnd = engine.start(nodes, args, timeout, base, nf, talk=talk) if talk else \
+            engine.start(nodes, args, timeout, base, nf)
+        killed = self.wait(rnd, tag, nodes, nf, base, timeout, honour_stop)
+        self.sweep(tag)
+        dt = time.time() - t0
+        res = rnd.results()
+        if killed:
+            for o in res.values():
+                if o.rc is None and not o.timeout:
+                    o.timeout = True
+        return res, dt
+
+    def wait(self, rnd, tag, nodes, nodes_file, base, timeout, honour_stop):
+        """Wait for a round's end, passing a stop signal on; past its timeout and 30 s more,
+        stop it. Returns whether it was stopped so."""
+        deadline = time.monotonic() + timeout + 30.0
+        stop_seen = False
+        stopper = None
+        killed = False
+        while not rnd.wait(0.2):
+            if honour_stop and self.stop_signal and not stop_seen:
+                stop_seen = True
+                stopper = self.forward_stop(rnd, nodes, nodes_file, base)
+                deadline = min(deadline, time.monotonic() + 30.0)
+            if time.monotonic() > deadline:
+                killed = True
+                common.say("warning: %s round: no end %d s past its timeout: stopping it"
+                           % (tag, int(time.monotonic() - deadline + 30)))
+                procs.stop_descendants(grace=3.0, exclude=rnd.pids())
+                rnd.kill()
+                break
+        if stopper is not None and not stopper.wait(40.0):
+            stopper.kill()
+        if stopper is not None:
+            stopper.results()
+        return killed
+
+    # -- what a round's nodes did
+
+    def classify(self, o, limit):
+        """(status, error) of one node in a round; status 'ok' when it exited 0."""
+        return classify(o, limit, self.plan.engine.remote, bool(self.stop_signal))
+
+    def say_errors(self, res, limit):
+        """Why the nodes of a round failed, as they said it: each distinct first error line
+        once with the nodes that printed it (ten lines at most, the rest counted)."""
+        by = {}
+        for node in sorted(res, key=common.natural_key):
+            o = res[node]
+            status, error = self.classify(o, limit)
+            if status == "ok":
+                e = err_line(o.err) or ("printed nothing" if not o.out else None)
+                if e is None:
+                    continue
+                error = e
+            elif o.err and not o.timeout:
+                error = err_line(o.err)
+            by.setdefault(common.safe_text(error).replace("\n", " "), []).append(
+                self.name_of(node))
+        items = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for text, nodes in items[:MESSAGE_LINES]:
+            common.say("  %s: %s" % (nodeset_fold(nodes), text))
+        if len(items) > MESSAGE_LINES:
+            rest = [n for _t, ns in items[MESSAGE_LINES:] for n in ns]
+            common.say("  and %d more message%s, from %s (see the logs)"
+                       % (len(items) - MESSAGE_LINES,
+                          "" if len(items) == MESSAGE_LINES + 1 else "s", nodeset_fold(rest)))
+
+    def record_failures(self, rnd, res, limit, summaries=None):
+        """Record in the round every node that did not end well, with the binary's reason
+        where it said one; limit says what its time limit was, for the message of a node that
+        hung. summaries: the names whose summary arrived, when one was due."""
+        failed = {}
+        for node, o in res.items():
+            status, error = self.classify(o, limit)
+            ident = self.name_of(node)
+            if status == "ok":
+                if summaries is not None and ident not in summaries and not self.stop_signal:
+                    failed[ident] = {"status": "failed", "rc": 0,
+                                     "error": "exit 0 but no summary arrived"}
+                elif summaries is not None and ident not in summaries:
+                    failed[ident] = {"status": "interrupted", "rc": o.rc,
+                                     "error": "interrupted before it wrote a summary"}
+                continue
+            failed[ident] = {"status": status, "rc": o.rc, "error": error}
+            if o.reason is not None:
+                failed[ident]["reason"] = o.reason
+            if status in ("timeout", "unreachable") and node not in self.dead:
+                self.dead[node] = "%s in %s" % (status, rnd["what"])
+        rnd.setdefault("failed", {}).update(failed)
+        return failed
+
+    def skipped(self, nodes, why):
+        return {self.name_of(n): {"status": "skipped", "rc": None, "error": why}
+                for n in nodes}
+
+    # -- armed parts: arm, wait, collect the status, stop on a signal
+
+    def armed(self, rnds, name, parts, rep, nodes, start_at):
+        """Arm parts (name: the summaries' name) on nodes for start_at (one short connection a
+        node, at the fan-out), then collect each node's status until it is final, stopping the
+        nodes on a signal or past --timeout. An arm round that ended after the start (the
+        nodes' set-up took longer than the lead: it is not in the info round) is done once
+        more, every node, for a start a new lead ahead, the nodes it did arm stopped first.
+        Returns ({node: Outcome}, duration) as a run round would."""
+        t0 = time.time()
+        tag = "%s-rep%d" % (name, rep)
+        res, sdir, start_at = self.arm(rnds, tag, name, parts, rep, nodes, start_at)
+        out, pending = {}, []
+        for n in nodes:
+            o = res[n]
+            if o.rc in (0, None) and not o.timeout:  # pdsh says nothing of an exit 0
+                pending.append(n)
+            else:
+                out[n] = o
+        if not pending:
+            common.say("error: %s: no node could be armed:" % tag)
+            self.say_errors(res, "the arm round's %g s" % max(self.plan.lead.s, 10.0))
+        interval = self.plan.interval if len(parts) > 1 else 0.0
+        status_of = self.collect_status(tag, pending, sdir, start_at,
+                                        start_at + (len(parts) - 1) * interval)
+        for n in pending:
+            out[n] = outcome_of(status_of.get(n))
+        bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
+        if bad:  # their error lines, from the armed process's log
+            tails, _dt = self.run("log-" + tag, bad, self.plan.at_state_args(sdir), 60,
+                                  honour_stop=False)
+            for n in bad:
+                lines = [ln for ln in tails[n].out if ln.strip()]
+                if lines:
+                    out[n].err = lines
+        return out, time.time() - t0
+
+    def arm(self, rnds, tag, name, parts, rep, nodes, start_at):
+        """The arm round, once more for a new start when it ended after the start and nodes
+        missed it (their armed run's reason: start_missed). Returns ({node: Outcome} of the
+        last arm round, its state directory, its start instant)."""
+        plan = self.plan
+        interval = plan.interval if len(parts) > 1 else 0.0
+        attempt = 1
+        while True:
+            sname = plan.state_name(name, rep) + ("" if attempt == 1 else "-%d" % attempt)
+            sdir = plan.state_dir(sname)
+            res, arm_dt = self.run("arm-" + tag, nodes,
+                                   plan.arm_args(name, parts, rep, start_at, sname,
+                                                 force=attempt > 1),
+                                   max(plan.lead.s, 10.0), honour_stop=False)
+            for r in rnds:
+                r["arm_s"] = round(arm_dt, 3)
+            self.manifest.arm_round(arm_dt)
+            late = time.time() > start_at
+            if plan.lead.cover(arm_dt, late):
+                common.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
+                    "warning: " if late else "", tag, arm_dt, plan.lead.s))
+            if attempt > 1 or not late or self.stop_signal:
+                break
+            missed = self.missed_start(tag, nodes, res, sdir)
+            if not missed:
+                break
+            armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout]
+            common.say("warning: %s: the arm round ended after the start (%d node%s missed "
+                       "it): arming every node again, %.1f s ahead" % (
+                           tag, len(missed), "" if len(missed) == 1 else "s", plan.lead.s))
+            if armed:
+                self.run("stop-" + tag, armed, plan.at_state_args(
+                    sdir, "stop", "--signal", "TERM", "--wait", "30"), 60, honour_stop=False)
+            start_at = time.time() + plan.lead.s
+            for k, r in enumerate(rnds):
+                r["start_at"] = round(start_at + k * interval, 6)
+                r["lead_s"] = round(plan.lead.s, 3)
+                r["armed_again"] = True
+            self.manifest.save()
+            attempt += 1
+        return res, sdir, start_at
+
+    def missed_start(self, tag, nodes, res, sdir):
+        """The nodes of an arm round that failed because the start had passed: their armed
+        run's state says so (reason start_missed), read in a status round."""
+        failed = [n for n in nodes if res[n].rc not in (0, None) and not res[n].timeout]
+        if not failed:
+            return []
+        states, _dt = self.run("missed-" + tag, failed, self.plan.at_state_args(
+            sdir, "status", "--format", "json"), 60, honour_stop=False)
+        return [n for n in failed if state_reason(parse_state(states[n])) == START_MISSED]
+
+    def collect_status(self, tag, pending, sdir, start_at, last_start):
+        """Poll `stagebench status` on the armed nodes until each is final: from the start,
+        then at a pace the status round's own duration sets (at least 1 s, at most 30 s apart
+        late in a long part). A signal stops them (`stagebench stop`, the same signal); past
+        --timeout after the start, SIGTERM. Returns {node: status object, or None}."""
+        poll = StatusPoll(self, tag, pending, sdir)
+        next_poll = start_at + 0.5
+        deadline = last_start + self.plan.timeout
+        while poll.pending:
+            if poll.stop_due(deadline):
+                next_poll = 0.0
+            if time.time() < next_poll:
+                time.sleep(min(0.2, max(0.0, next_poll - time.time())))
+                continue
+            polled, pdt = poll.once()
+            if poll.stopped_long_ago():
+                break
+            # the next poll after twice what it should cost (the waves of the nodes still
+            # pending, at the fan-out), at least 1 s and at most 30 s apart
+            fan = int(self.plan.engine.fan(polled))
+            est = pdt * math.ceil(len(poll.pending) / float(fan)) / math.ceil(len(polled) /
+                                                                                float(fan))
+            next_poll = time.time() + max(1.0, min(30.0, 2.0 * est))
+        return poll.got
+
+    # -- the summaries copied back
+
+    def rcopy(self, nodes, part, rep):
+        """Each node's summary of part's repetition rep copied from its scratch directory into
+        the run directory, under the name the node reports."""
+        plan = self.plan
+        src = os.path.join(plan.scratch, "%s.rep%d.json" % (part, rep))
+        incoming = os.path.join(plan.rundir, "incoming")
+        if not self.incoming_made:
+            files.make_dir(incoming)  # fresh: fails if anything is at its name
+            self.incoming_made = True
+        files.check_dir(incoming, private=True)
+        self.round_no += 1
+        nf = self.nodes_file(nodes, "rcopy")
+        base = os.path.join(plan.rundir, "logs", "%03d-rcopy-%s-rep%d" % (self.round_no, part,
+                                                                         rep))
+        rnd = plan.engine.rcopy(nodes, src, incoming, base, nf, 600)
+        if not rnd.wait(630):
+            procs.stop_descendants(grace=3.0, exclude=rnd.pids())
+            rnd.kill()
+        rnd.results()
+        prefix = os.path.basename(src) + "."
+        for f in os.listdir(incoming):
+            if not f.startswith(prefix):
+                continue
+            node = f[len(prefix):]
+            ident = self.name_of(node)
+            if common.node_name_ok(ident):
+                dst = os.path.join(plan.rundir, common.summary_name(ident, part, rep))
+                if not os.path.lexists(dst):
+                    os.rename(os.path.join(incoming, f), dst)
+
+
+class StatusPoll:
+    """The status rounds of one armed part: what each node's state is, a stop sent once."""
+
+    def __init__(self, rounds, tag, pending, sdir):
+        self.rounds = rounds
+        self.tag = tag
+        self.sdir = sdir
+        self.pending = list(pending)
+        self.got = {}
+        self.unanswered = {}
+        self.stop_sent = None
+        self.stop_at = None
+        self.polls = 0
+
+    def stop_due(self, deadline):
+        """Stop the pending nodes once: on the launcher's signal (the same), or past the
+        deadline (SIGTERM). True when a stop was sent now."""
+        rounds = self.rounds
+        if self.stop_sent is not None:
+            return False
+        if rounds.stop_signal:
+            sig = rounds.stop_name()
+        elif time.time() > deadline:
+            sig = "TERM"
+            common.say("warning: %s: %d node%s not done %g s after the start: stopping them"
+                       % (self.tag, len(self.pending), "" if len(self.pending) == 1 else "s",
+                          rounds.plan.timeout))
+        else:
+            return False
+        self.stop_sent = sig
+        self.stop_at = time.time()
+        rounds.run("stop-" + self.tag, self.pending, rounds.plan.at_state_args(
+            self.sdir, "stop", "--signal", sig, "--wait", "30"), 60, honour_stop=False)
+        return True
+
+    def once(self):
+        """One status round on the pending nodes: the final ones taken out, a node whose state
+        could not be read three times (twice once stopped) given up. Returns (the nodes
+        polled, the round's duration)."""
+        self.polls += 1
+        polled = list(self.pending)
+        res, pdt = self.rounds.run("status-%s-%d" % (self.tag, self.polls), polled,
+                                   self.rounds.plan.at_state_args(self.sdir, "status",
+                                                                  "--format", "json"),
+                                   60, honour_stop=False)
+        for n in polled:
+            st = parse_state(res[n])
+            if st is not None and st.get("status") in FINAL:
+                self.got[n] = st
+                self.pending.remove(n)
+            elif st is None:
+                self.unanswered[n] = self.unanswered.get(n, 0) + 1
+                if self.unanswered[n] >= 3 or self.stop_sent is not None and \
+                        self.unanswered[n] >= 2:
+                    self.got[n] = {"status": "unanswered", "why": err_line(res[n].err),
+                                   "rc": res[n].rc}
+                    self.pending.remove(n)
+        return polled, pdt
+
+    def stopped_long_ago(self):
+        """Stopped 90 s ago and nodes still pending: given up (no final status in time)."""
+        if self.stop_sent is not None and self.pending and time.time() > self.stop_at + 90:
+            for n in self.pending:
+                self.got[n] = None
+            self.pending = []
+            return True
+        return False
