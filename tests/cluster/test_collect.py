@@ -430,7 +430,7 @@ class CommandLine(Case):
         p = self.cli([d, "--format", "json"])
         self.assertEqual(p.returncode, 0, p.stderr)
         j = json.loads(p.stdout)
-        self.assertEqual(j["schema"], "stagebench.report/2")
+        self.assertEqual(j["schema"], "stagebench.report/3")
         for part in j["parts"]:
             for k in ("nodes_expected", "nodes_ok", "nodes_failed", "nodes_missing",
                       "cluster_time_s", "bytes", "bandwidth_Bps", "start_spread_s",
