@@ -294,7 +294,7 @@ class Clocks:
         self.measured = bool(isinstance(manifest, dict) and
                              isinstance(manifest.get("clock"), dict))
         ms = measurements(manifest) if self.measured else []
-        self.count = len(ms)
+        self.count = sum(1 for m in ms if m[2])  # the measurements that measured a node
         points, why = {}, {}
         for _label_, _side, pts, gone in ms:
             for n, p in pts.items():
