@@ -18,6 +18,7 @@
 #include "driver/output.h"
 #include "driver/views.h"
 #include "platform/fsinfo.h"
+#include "platform/selfexe.h"
 #include "util/log.h"
 #include "util/names.h"
 #include "util/size.h"
@@ -45,7 +46,29 @@ enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen)
 	char token[FS_TOKEN_LEN + 1];
 	fs_token(token, sizeof(token));
 	names_run_tag(res->run_tag, sizeof(res->run_tag), (long)getpid(), token);
+	snprintf(res->run_id, sizeof(res->run_id), "%s",
+		 e->plan.run.run_id ? e->plan.run.run_id : res->run_tag);
 	return OUTCOME_OK;
+}
+
+void cmdenv_exe(struct cmdenv *e)
+{
+	e->res.exe_errno = -selfexe_digest(e->res.exe_sha256);
+}
+
+/*
+ * How the thread plan's cores were chosen: --cpus, --threads, else the binding this process
+ * inherited (Slurm's, when it runs in a Slurm job, or taskset's, a cgroup's), else all cores.
+ */
+static const char *cmdenv_chosen_by(const struct cmdenv *e)
+{
+	if (e->o.set_cpus)
+		return "cpus";
+	if (e->o.set_threads)
+		return "threads";
+	if (e->res.tplan.allowed_cores < e->res.tplan.machine_cores)
+		return getenv("SLURM_JOB_ID") ? "slurm" : "binding";
+	return "default";
 }
 
 enum outcome cmdenv_threads(struct cmdenv *e, char *why, size_t whylen)
@@ -65,6 +88,7 @@ enum outcome cmdenv_threads(struct cmdenv *e, char *why, size_t whylen)
 			 reason ? reason : strerror(-rc));
 		return OUTCOME_USAGE;
 	}
+	e->res.cores_chosen_by = cmdenv_chosen_by(e);
 	return OUTCOME_OK;
 }
 

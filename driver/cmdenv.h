@@ -30,10 +30,19 @@ struct cmdenv {
 	double schedule[SCHEDULE_MAX]; /* --schedule */
 };
 
-/* This node's name (--node or the host name, checked) and run tag into e->res. */
+/*
+ * This node's name (--node or the host name, checked), run tag and run id (the plan's
+ * --run-id, else the run tag) into e->res.
+ */
 enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen);
 
-/* The machine's topology opened and the thread plan of --threads/--cpus built. */
+/* The running executable's digest into e->res (untimed: it reads the whole binary). */
+void cmdenv_exe(struct cmdenv *e);
+
+/*
+ * The machine's topology opened and the thread plan of --threads/--cpus built, and how its
+ * cores were chosen (e->res.cores_chosen_by).
+ */
 enum outcome cmdenv_threads(struct cmdenv *e, char *why, size_t whylen);
 
 /* --dir: given, a real directory (not a symlink to nowhere), and, when writing, writable. */

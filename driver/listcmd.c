@@ -13,7 +13,43 @@
 #include "util/size.h"
 #include "workers/registry.h"
 
-/* A part of the catalogue: its sizes at scale, what its kind counts, the tier it should hit. */
+/* One count of a kind's expect: the names of the parameters it is the product of. */
+static void listcmd_by_json(struct json *j, const char *key, unsigned by)
+{
+	static const struct {
+		unsigned bit;
+		const char *name; /* as the summary names the parameter */
+	} params[] = {{BENCH_BY_COUNT, "count"},
+		      {BENCH_BY_CHUNK, "chunk_bytes"},
+		      {BENCH_BY_FILE, "file_bytes"},
+		      {BENCH_BY_PASSES, "passes"}};
+
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++)
+		if (by & params[i].bit)
+			json_string(j, params[i].name);
+	json_array_end(j);
+}
+
+/*
+ * What one thread of the part's kind counts in a completed part: {"ops", "bytes", "files"},
+ * each the list of parameters it is the product of ([]: none, 0).
+ */
+static void listcmd_expect_json(struct json *j, const struct bench_ops *ops)
+{
+	json_key(j, "expect");
+	json_object_begin(j);
+	listcmd_by_json(j, "ops", ops ? ops->expect.ops : 0);
+	listcmd_by_json(j, "bytes", ops ? ops->expect.bytes : 0);
+	listcmd_by_json(j, "files", ops ? ops->expect.files : 0);
+	json_object_end(j);
+}
+
+/*
+ * A part of the catalogue: its sizes at scale, what its kind counts (its rate, and per thread),
+ * the tier it should hit.
+ */
 static void listcmd_part_json(struct json *j, const struct part_def *d, enum scale scale)
 {
 	json_object_begin(j);
@@ -23,6 +59,7 @@ static void listcmd_part_json(struct json *j, const struct part_def *d, enum sca
 	summary_json_params(j, &d->scale[scale]);
 	json_kv_string(j, "what", d->what);
 	summary_json_unit(j, bench_find(d->kind));
+	listcmd_expect_json(j, bench_find(d->kind));
 	json_kv_string(j, "tier", plan_tier_name(d->tier));
 	json_object_end(j);
 }

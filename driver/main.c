@@ -154,6 +154,7 @@ static int main_run(struct cmdenv *e)
 		return cmdenv_fail(e, OUTCOME_USAGE, why);
 	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
+	cmdenv_exe(e);
 	/* A start refused outright is bad usage; a missed one is recorded once --out is known. */
 	enum outcome start = main_start(e, now, missed, sizeof(missed));
 	if (start == OUTCOME_USAGE)
@@ -241,7 +242,7 @@ static int main_prepare(struct cmdenv *e)
 		return cmdenv_fail(e, out, why);
 	stop_install();
 	out = prepare_command(&e->plan, e->dirfd, e->res.dir, (unsigned)e->res.tplan.nslots,
-			      o->force);
+			      o->force, e->res.run_id);
 	return cmdenv_finish(e, out);
 }
 

@@ -34,6 +34,7 @@ struct options {
 	double interval;
 	uint64_t repeat;
 	uint64_t repetition; /* number of the first repetition */
+	const char *run_id;  /* run, prepare: --run-id */
 	uint64_t xfer;
 	uint64_t seed;
 	const char *node;

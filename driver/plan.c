@@ -92,6 +92,15 @@ const char *plan_override_name(enum plan_override o)
 	return (unsigned)o < PLAN_NOVERRIDES ? names[o] : "?";
 }
 
+bool plan_run_id_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > PATTERN_RUN_ID_MAX || s[0] == '.' || s[0] == '-' || strstr(s, ".."))
+		return false;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
 const char *plan_tier_name(enum plan_tier tier)
 {
 	static const char *const names[PLAN_TIER_COUNT] = {
@@ -343,6 +352,7 @@ static void plan_settings(const struct options *o, struct plan_run *r)
 	r->repetition = o->repetition;
 	r->xfer = o->xfer;
 	r->seed = o->set_seed ? o->seed : plan_random_seed();
+	r->run_id = o->run_id;
 	r->verify = o->verify;
 	r->fsync = o->fsync;
 	r->keep = o->keep;
@@ -413,6 +423,13 @@ int plan_build(const struct options *o, struct plan *plan, char *why, size_t why
 	memset(plan, 0, sizeof(*plan));
 	plan_asked(o, plan);
 	plan_settings(o, &plan->run);
+	if (o->run_id && !plan_run_id_ok(o->run_id)) {
+		options_why(why, whylen,
+			    "--run-id '%s' is not valid: expected 1 to %d letters, digits, '.', "
+			    "'_' or '-', not starting with '.' or '-', without '..'",
+			    o->run_id, PATTERN_RUN_ID_MAX);
+		return -EINVAL;
+	}
 	if (o->ntests == 0) {
 		plan_names(true, names, sizeof(names));
 		options_why(why, whylen, "name at least one test: %s", names);

@@ -87,6 +87,7 @@ struct plan_run {
 	uint64_t xfer;		/* largest single read or write */
 	uint64_t buffer_offset; /* of the I/O buffer past a page boundary, or PLAN_AUTO */
 	uint64_t seed;		/* of every thread's random stream (given or drawn once) */
+	const char *run_id;	/* --run-id: the run this command is part of, or NULL */
 	bool verify, fsync, keep;
 	bool force;	  /* run: --out may be replaced; prepare: every replica is recreated */
 	bool keep_cache;  /* the node's cache of a replica is not dropped before a part */
@@ -162,6 +163,12 @@ void plan_names(bool in_all, char *buf, size_t len);
  */
 void plan_join_tests(bool (*pick)(const struct test_def *t), char *buf, size_t len);
 void plan_join_parts(bool (*pick)(const struct part_def *d), char *buf, size_t len);
+
+/*
+ * Whether s can be a run id (--run-id, a launcher's): 1 to PATTERN_RUN_ID_MAX letters, digits,
+ * '.', '_' or '-', not starting with '.' or '-', without "..".
+ */
+bool plan_run_id_ok(const char *s);
 
 /* "count", "chunk", "file_size", "passes": the summary's words of an override. */
 const char *plan_override_name(enum plan_override o);

@@ -69,8 +69,8 @@ static enum outcome prepare_create(const struct prepare_req *rq, bool exists,
 		 exists ? "recreating" : "creating", rq->dir, pt->replica,
 		 size_format(pt->file, sz, sizeof(sz)));
 	memset(&err, 0, sizeof(err));
-	int rc = replica_create(rq->dirfd, rq->dir, pt->replica, pt->file, gen, rq->threads,
-				rq->xfer, rq->swap && exists, &stop_part, &err);
+	int rc = replica_create(rq->dirfd, rq->dir, pt->replica, pt->file, gen, rq->origin,
+				rq->threads, rq->xfer, rq->swap && exists, &stop_part, &err);
 	if (rc == -EEXIST) {
 		/* Another node sharing this server published it first: use theirs. */
 		rc = replica_probe(rq->dirfd, pt->replica, &info);
@@ -240,13 +240,19 @@ static void prepare_say(const struct plan_test *pt, const char *dir, const struc
 }
 
 enum outcome prepare_command(const struct plan *plan, int dirfd, const char *dir, unsigned threads,
-			     bool force)
+			     bool force, const char *run_id)
 {
 	enum outcome out = OUTCOME_OK;
 	struct prepare_result r;
-	struct prepare_req rq = {
-	    .dirfd = dirfd, .dir = dir, .swap = true, .threads = threads, .xfer = plan->run.xfer};
+	struct pattern_origin origin = {.repetition = plan->run.repetition};
+	struct prepare_req rq = {.dirfd = dirfd,
+				 .dir = dir,
+				 .swap = true,
+				 .threads = threads,
+				 .xfer = plan->run.xfer,
+				 .origin = &origin};
 
+	snprintf(origin.run_id, sizeof(origin.run_id), "%s", run_id);
 	for (size_t i = 0; i < plan->ntests && !stop_signal_seen(); i++) {
 		const struct plan_test *pt = &plan->tests[i];
 

@@ -13,6 +13,7 @@
 #include "driver/outcome.h"
 #include "driver/plan.h"
 #include "driver/reason.h"
+#include "util/pattern.h"
 
 struct prepare_req {
 	int dirfd;
@@ -33,6 +34,8 @@ struct prepare_req {
 	uint64_t seen;
 	unsigned threads; /* writers */
 	uint64_t xfer;	  /* their write size */
+	/* The run and repetition a replica created now is for (written into it), or NULL. */
+	const struct pattern_origin *origin;
 };
 
 enum prepare_done { PREPARE_KEPT, PREPARE_CREATED, PREPARE_RECREATED, PREPARE_THEIRS };
@@ -55,9 +58,10 @@ enum outcome prepare_replica(const struct prepare_req *rq, struct prepare_result
 
 /*
  * The `prepare` command: each replica of the plan prepared in turn, a line for each on
- * stdout, failures on stderr. A signal stops it (the outcome says which).
+ * stdout, failures on stderr; a replica it creates records run_id and the plan's repetition
+ * (--repetition) as its origin. A signal stops it (the outcome says which).
  */
 enum outcome prepare_command(const struct plan *plan, int dirfd, const char *dir, unsigned threads,
-			     bool force);
+			     bool force, const char *run_id);
 
 #endif

@@ -18,6 +18,8 @@
 #include "platform/fsinfo.h"
 #include "platform/topo.h"
 #include "util/hist.h"
+#include "util/pattern.h"
+#include "util/sha256.h"
 #include "util/stats.h"
 #include "workers/bench.h"
 
@@ -78,6 +80,9 @@ struct part_result {
 	bool cache_cold_expected; /* the part reads a replica, which should start cold */
 	bool cache_dropped;	  /* this node dropped its cached pages of it before the release */
 	bool replica_changed;	  /* its identity at the part's end differs from the one opened */
+	/* The run and repetition the replica read was created for, when it records them. */
+	struct pattern_origin origin;
+	bool has_origin;
 	/* 1a: over threads, each one's first pass and the median of its other passes. */
 	struct stats_summary first_pass, rest_pass;
 	size_t nfirst_pass, nrest_pass; /* threads that had them (0: null in the summary) */
@@ -110,6 +115,13 @@ struct node_result {
 	char host[256];
 	char dir[BENCH_PATH_MAX];
 	char run_tag[32];
+	/* The run this command belongs to: --run-id (a launcher's), else run_tag. */
+	char run_id[PATTERN_RUN_ID_MAX + 1];
+	/* The running executable's SHA-256 in hex ("" when it could not be read: exe_errno). */
+	char exe_sha256[SHA256_HEX];
+	int exe_errno;
+	/* How the threads' cores were chosen: "cpus", "threads", "slurm", "binding", "default". */
+	const char *cores_chosen_by;
 	uint64_t seed;
 	double started_at; /* wall clock when the command began */
 	double start_at;   /* T of the first part */

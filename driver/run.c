@@ -54,6 +54,7 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 {
 	struct node_result *res = st->res;
 	struct prepare_result r;
+	struct pattern_origin origin = {.repetition = tr->repetition};
 	struct prepare_req rq = {
 	    .dirfd = st->env->dirfd,
 	    .dir = res->dir,
@@ -65,7 +66,9 @@ static enum outcome run_replica(struct run_state *st, const struct plan_test *pt
 	    .seen = rep > 1 ? (tr - st->plan->ntests)->generation : 0,
 	    .threads = (unsigned)res->tplan.nslots,
 	    .xfer = st->plan->run.xfer,
+	    .origin = &origin,
 	};
+	snprintf(origin.run_id, sizeof(origin.run_id), "%s", res->run_id);
 	enum outcome out = prepare_replica(&rq, &r);
 
 	if (out != OUTCOME_OK) {
@@ -144,6 +147,10 @@ static void run_cold(struct run_state *st, struct part_result *pr)
 		return;
 	pr->cache_cold_expected = true;
 	st->id_rc = replica_identity_get(AT_FDCWD, pr->file, &st->id);
+	if (st->id_rc == 0 && st->id.has_origin) {
+		pr->has_origin = true;
+		pr->origin = st->id.origin;
+	}
 	if (!st->plan->run.keep_cache) {
 		int rc = fs_drop_path(pr->file, &r);
 		/* Only measuring what stayed may have failed (an unmappable file): it was dropped.

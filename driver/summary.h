@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node summary: a text table for people, JSON ("stagebench.node/2") for the collector,
+ * The node summary: a text table for people, JSON ("stagebench.node/3") for the collector,
  * CSV for spreadsheets; and the same three views of `info`.
  */
 #ifndef STAGEBENCH_SUMMARY_H
@@ -12,7 +12,7 @@
 #include "driver/result.h"
 #include "util/json.h"
 
-#define SUMMARY_SCHEMA "stagebench.node/2"
+#define SUMMARY_SCHEMA "stagebench.node/3"
 /* A thread whose time is more than this fraction off the part's median is marked. */
 #define SUMMARY_OUTLIER 0.25
 
@@ -24,9 +24,10 @@ void summary_text(const struct node_result *res, FILE *f);
 int summary_json(const struct node_result *res, const struct plan *plan, FILE *f, bool pretty);
 void summary_csv(const struct node_result *res, FILE *f);
 /*
- * The identity of this build, the same on every node that runs the same binary: the version
- * and 16 hex digits of a hash of the commit it was configured at (or, without git, of its
- * compilation's date and time) and of the compiler. "0.1.0-9f2c...".
+ * The identity of this build, the same on every node that runs the same build: the version
+ * and 16 hex digits of a hash of the tree it was built from (git describe at build time, or,
+ * without git, the SHA-256 of its sources) and of the compiler. "0.1.0-9f2c...". What tells
+ * two binaries apart is their content: the summary's build.exe_sha256.
  */
 const char *summary_build_id(void);
 /* Whether a part times passes over its replica with read (1a), or touches its pages (1b). */

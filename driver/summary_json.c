@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The node summary as JSON ("stagebench.node/2"), and the blocks it shares with the JSON of
+ * The node summary as JSON ("stagebench.node/3"), and the blocks it shares with the JSON of
  * `info` and `check`. The field names are the contract of DESIGN.md and README.md.
  */
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buildinfo.h" /* generated at build time: scripts/cmake/buildinfo.cmake */
 #include "driver/note.h"
 #include "driver/summary.h"
 #include "util/json.h"
@@ -15,8 +16,8 @@
 const char *summary_build_id(void)
 {
 	static char id[64];
-	const char *what[] = {STAGEBENCH_DESCRIBE[0] ? STAGEBENCH_DESCRIBE : __DATE__ " " __TIME__,
-			      __VERSION__};
+	const char *what[] = {
+	    STAGEBENCH_DESCRIBE[0] ? STAGEBENCH_DESCRIBE : STAGEBENCH_SOURCE_SHA256, __VERSION__};
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
 
 	if (id[0])
@@ -37,6 +38,34 @@ static void summary_json_overrides(struct json *j, const struct plan *plan)
 			json_string(j, plan_override_name((enum plan_override)k));
 	}
 	json_array_end(j);
+}
+
+/* A string, or null when it is empty. */
+static void summary_json_text(struct json *j, const char *key, const char *text)
+{
+	json_kv_string(j, key, text && text[0] ? text : NULL);
+}
+
+/*
+ * The build: version and id, what it was built from (git describe of the tree, whether a
+ * tracked file was modified, the SHA-256 of its sources, all taken at build time), and the
+ * SHA-256 of the executable that runs (null where the command did not read it).
+ */
+static void summary_json_build(struct json *j, const struct node_result *res)
+{
+	json_key(j, "build");
+	json_object_begin(j);
+	json_kv_string(j, "version", STAGEBENCH_VERSION);
+	json_kv_string(j, "id", summary_build_id());
+	summary_json_text(j, "describe", STAGEBENCH_DESCRIBE);
+	json_key(j, "dirty");
+	if (STAGEBENCH_DIRTY < 0)
+		json_null(j);
+	else
+		json_bool(j, STAGEBENCH_DIRTY > 0);
+	json_kv_string(j, "source_sha256", STAGEBENCH_SOURCE_SHA256);
+	summary_json_text(j, "exe_sha256", res->exe_sha256);
+	json_object_end(j);
 }
 
 /* An integer instant, or null when it is 0 (none). */
@@ -131,6 +160,16 @@ static void summary_json_cache(struct json *j, const struct part_result *pr)
 	json_kv_bool(j, "cache_dropped", pr->cache_dropped);
 	json_kv_string(j, "cache_expected", pr->cache_cold_expected ? "cold" : NULL);
 	json_kv_bool(j, "replica_changed", pr->replica_changed);
+	/* The run and repetition the replica read was created for (null: not recorded in it). */
+	json_key(j, "replica_origin");
+	if (pr->has_origin) {
+		json_object_begin(j);
+		json_kv_string(j, "run_id", pr->origin.run_id);
+		json_kv_uint(j, "repetition", pr->origin.repetition);
+		json_object_end(j);
+	} else {
+		json_null(j);
+	}
 }
 
 /* The merged latency histogram: its scheme and its non-empty buckets, one per line. */
@@ -208,7 +247,8 @@ static void summary_json_per_thread(struct json *j, const struct part_result *pr
 	json_array_end(j);
 }
 
-static void summary_json_part(struct json *j, const struct part_result *pr)
+/* A part; threads: how many the plan runs it on. */
+static void summary_json_part(struct json *j, const struct part_result *pr, size_t threads)
 {
 	double t = pr->node_time_s;
 
@@ -218,6 +258,7 @@ static void summary_json_part(struct json *j, const struct part_result *pr)
 	summary_json_unit(j, pr->pp->ops);
 	json_kv_string(j, "file", pr->file);
 	summary_json_params(j, &pr->pp->p);
+	json_kv_uint(j, "threads", threads);
 	json_kv_uint(j, "xfer_bytes", pr->xfer);
 	json_kv_uint(j, "generation", pr->generation);
 	json_kv_double(j, "start_at", pr->start_at);
@@ -305,11 +346,7 @@ void summary_json_head(struct json *j, const char *schema, const struct node_res
 	json_kv_string(j, "version", STAGEBENCH_VERSION);
 	json_kv_string(j, "node", res->node);
 	json_kv_string(j, "host", res->host);
-	json_key(j, "build");
-	json_object_begin(j);
-	json_kv_string(j, "version", STAGEBENCH_VERSION);
-	json_kv_string(j, "id", summary_build_id());
-	json_object_end(j);
+	summary_json_build(j, res);
 }
 
 void summary_json_fs(struct json *j, const struct node_result *res, bool totals)
@@ -390,6 +427,21 @@ void summary_json_threads(struct json *j, const struct topo_plan *tp, bool smt)
 	json_array_end(j);
 }
 
+/*
+ * The node's cores and how many the run used: online (the machine's), allowed (by the binding it
+ * inherited: cpuset, taskset, Slurm), used (its threads, one a core) and how they were chosen.
+ */
+static void summary_json_cores(struct json *j, const struct node_result *res)
+{
+	json_key(j, "cores");
+	json_object_begin(j);
+	json_kv_uint(j, "online", res->tplan.machine_cores);
+	json_kv_uint(j, "allowed", res->tplan.allowed_cores);
+	json_kv_uint(j, "used", res->tplan.nslots);
+	json_kv_string(j, "chosen_by", res->cores_chosen_by);
+	json_object_end(j);
+}
+
 int summary_json(const struct node_result *res, const struct plan *plan, FILE *f, bool pretty)
 {
 	struct json j;
@@ -422,6 +474,7 @@ int summary_json(const struct node_result *res, const struct plan *plan, FILE *f
 	json_kv_double(&j, "started_at", res->started_at);
 	json_kv_double(&j, "start_at", res->start_at);
 	json_kv_string(&j, "run_tag", res->run_tag);
+	json_kv_string(&j, "run_id", res->run_id);
 	json_kv_bool(&j, "verify", plan->run.verify);
 	json_kv_bool(&j, "fsync", plan->run.fsync);
 	json_key(&j, "overrides");
@@ -429,6 +482,7 @@ int summary_json(const struct node_result *res, const struct plan *plan, FILE *f
 	json_object_end(&j);
 	json_key(&j, "threads");
 	summary_json_threads(&j, &res->tplan, false);
+	summary_json_cores(&j, res);
 	summary_json_buffer(&j, &res->bufplace);
 	json_key(&j, "tests");
 	json_array_begin(&j);
@@ -448,7 +502,7 @@ int summary_json(const struct node_result *res, const struct plan *plan, FILE *f
 		json_key(&j, "parts");
 		json_array_begin(&j);
 		for (size_t k = 0; k < tr->nparts; k++)
-			summary_json_part(&j, &res->parts[tr->first_part + k]);
+			summary_json_part(&j, &res->parts[tr->first_part + k], res->tplan.nslots);
 		json_array_end(&j);
 		json_object_end(&j);
 	}

@@ -76,6 +76,7 @@ struct replica_job {
 	uint64_t gen;
 	uint64_t piece; /* bytes per pwrite: a multiple of xfer, at least REPLICA_PIECE_MIN */
 	uint64_t npieces;
+	const struct pattern_origin *origin; /* into block 0, or NULL */
 	const volatile int *stop;
 	atomic_int abort; /* a writer failed: the others stop at their next piece */
 	/*
@@ -170,6 +171,8 @@ static int replica_writer_range(struct replica_writer *w)
 		off = i * j->piece;
 		n = (size_t)(j->size - off < j->piece ? j->size - off : j->piece);
 		pattern_fill(buf, n, j->gen, off);
+		if (off == 0 && j->origin)
+			pattern_origin_put(buf, j->gen, j->origin);
 		if (j->serialize)
 			pthread_mutex_lock(&j->turn);
 		rc = replica_pwrite_all(j->fd, buf, n, off, &at);
@@ -320,9 +323,13 @@ static int replica_tmp_name(const char *name, char *tmp, size_t len)
 	return names_temp(tmp, len, name, host, (long)getpid(), token);
 }
 
-/* The pattern written into fd (size bytes, generation gen) by up to nthreads threads. */
-static int replica_fill(int fd, const char *tmppath, uint64_t size, uint64_t gen, uint64_t xfer,
-			unsigned nthreads, const volatile int *stop, struct io_error *err)
+/*
+ * The pattern written into fd (size bytes, generation gen, origin in block 0) by up to
+ * nthreads threads.
+ */
+static int replica_fill(int fd, const char *tmppath, uint64_t size, uint64_t gen,
+			const struct pattern_origin *origin, uint64_t xfer, unsigned nthreads,
+			const volatile int *stop, struct io_error *err)
 {
 	struct replica_job j;
 	int rc;
@@ -331,6 +338,7 @@ static int replica_fill(int fd, const char *tmppath, uint64_t size, uint64_t gen
 	j.fd = fd;
 	j.size = size;
 	j.gen = gen;
+	j.origin = origin;
 	j.piece = (REPLICA_PIECE_MIN + xfer - 1) / xfer * xfer;
 	j.npieces = (size + j.piece - 1) / j.piece;
 	j.stop = stop;
@@ -350,8 +358,8 @@ static int replica_fill(int fd, const char *tmppath, uint64_t size, uint64_t gen
 }
 
 int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
-		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,
-		   struct io_error *err)
+		   const struct pattern_origin *origin, unsigned nthreads, uint64_t xfer,
+		   bool replace, const volatile int *stop, struct io_error *err)
 {
 	static const int never;
 	char tmp[NAME_MAX + 1], tmppath[IO_ERROR_PATH_MAX], path[IO_ERROR_PATH_MAX];
@@ -392,7 +400,7 @@ int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, 
 		goto out;
 	}
 
-	rc = replica_fill(fd, tmppath, size, gen, xfer, nthreads, stop, err);
+	rc = replica_fill(fd, tmppath, size, gen, origin, xfer, nthreads, stop, err);
 	if (rc)
 		goto out;
 

@@ -11,13 +11,15 @@
 #include <stdint.h>
 
 #include "platform/io_error.h"
+#include "util/pattern.h"
 
 /* A new generation number, unique in practice (wall time in ns mixed with the pid). */
 uint64_t replica_new_generation(void);
 
 /*
- * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as name,
- * with nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
+ * Write a replica of size bytes (a multiple of PATTERN_BLOCK) and generation gen as name, its
+ * origin (the run and repetition it is created for, or NULL: none) in its first block, with
+ * nthreads threads each writing a disjoint region in pwrites of a multiple of xfer
  * (rounded up to whole 4 KiB blocks) to its temporary name (util/names.h: names_temp, with a
  * token new for each call, so no file left by an earlier run is ever in the way), then
  * fdatasync and rename into place, the writer's own cached pages of it dropped (fs_drop_fd:
@@ -27,8 +29,8 @@ uint64_t replica_new_generation(void);
  * aborts. On any failure the temporary file is removed and *err describes what failed.
  */
 int replica_create(int dirfd, const char *dir, const char *name, uint64_t size, uint64_t gen,
-		   unsigned nthreads, uint64_t xfer, bool replace, const volatile int *stop,
-		   struct io_error *err);
+		   const struct pattern_origin *origin, unsigned nthreads, uint64_t xfer,
+		   bool replace, const volatile int *stop, struct io_error *err);
 
 /*
  * For a signal handler that is about to _exit: remove the temporary file of a replica_create

@@ -27,6 +27,8 @@ int replica_identity_get(int dirfd, const char *name, struct replica_identity *o
 		if (rc)
 			goto out;
 		out->has_generation = blockread_valid(r.block, 0, &out->generation);
+		out->has_origin = out->has_generation &&
+				  pattern_origin_get(r.block, out->generation, &out->origin) == 0;
 	}
 out:
 	blockread_close(&r);

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/pattern.h"
+
 /*
  * What identifies the replica a part read: the file (device and inode), its size, the
  * generation in its header and its times. Recorded when a part opens the replica and
@@ -21,6 +23,9 @@ struct replica_identity {
 	uint64_t generation; /* from block 0, read past the local cache (O_DIRECT) where possible */
 	bool has_generation; /* block 0 carries a valid stagebench header */
 	int64_t mtime_ns, ctime_ns; /* epoch ns */
+	/* The run and repetition it was created for (block 0, after the header), if recorded. */
+	struct pattern_origin origin;
+	bool has_origin;
 };
 
 /* What replica_identity_check found different (bits of its *changed). */

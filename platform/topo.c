@@ -329,6 +329,7 @@ int topo_plan_build(struct topo *t, unsigned want, const unsigned *cpus, size_t 
 	plan->allowed_pus = (size_t)hwloc_bitmap_weight(allowed);
 	plan->machine_pus = (size_t)hwloc_get_nbobjs_by_type(t->h, HWLOC_OBJ_PU);
 	plan->restricted = plan->allowed_pus < plan->machine_pus;
+	plan->machine_cores = ncores > 0 ? (size_t)ncores : 0;
 	for (int i = 0; i < ncores; i++) {
 		hwloc_obj_t core = hwloc_get_obj_by_type(t->h, t->core_type, (unsigned)i);
 

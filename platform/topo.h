@@ -23,6 +23,7 @@ struct topo_plan {
 	size_t nslots;
 	struct topo_slot *slots; /* one per thread, in thread order */
 	size_t allowed_cores;	 /* cores with at least one allowed PU */
+	size_t machine_cores;	 /* all cores of the machine (online) */
 	size_t allowed_pus;
 	size_t machine_pus; /* all PUs of the machine */
 	bool restricted;    /* the inherited binding excludes some PUs of the machine */

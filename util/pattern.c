@@ -148,3 +148,55 @@ int pattern_check_range(const void *buf, size_t len, uint64_t gen, uint64_t off,
 	}
 	return 0;
 }
+
+/*
+ * The origin record, at byte 32 of block 0: magic, generation, repetition, the run id's length
+ * and its bytes (zero-padded to PATTERN_RUN_ID_MAX), and a check word over all of them. The
+ * generation ties the record to the replica it is in: a block copied from another replica, or
+ * the stream of an older one, fails the check.
+ */
+#define PATTERN_ORIGIN_MAGIC 0x314e494749524f53ull /* "SORIGIN1" little-endian */
+#define PATTERN_ORIGIN_AT    PATTERN_HEADER_BYTES
+#define PATTERN_ORIGIN_BYTES (4 * 8 + PATTERN_RUN_ID_MAX + 8)
+
+_Static_assert(PATTERN_ORIGIN_AT + PATTERN_ORIGIN_BYTES <= PATTERN_BLOCK,
+	       "the origin fits in the first block");
+
+static uint64_t pattern_origin_check(const unsigned char *p)
+{
+	uint64_t h = PATTERN_ORIGIN_MAGIC;
+
+	for (size_t i = 0; i < PATTERN_ORIGIN_BYTES - 8; i += 8)
+		h = pattern_mix(h ^ pattern_get(p + i));
+	return h;
+}
+
+void pattern_origin_put(void *block, uint64_t gen, const struct pattern_origin *origin)
+{
+	unsigned char *p = (unsigned char *)block + PATTERN_ORIGIN_AT;
+	size_t len = strnlen(origin->run_id, PATTERN_RUN_ID_MAX);
+
+	memset(p, 0, PATTERN_ORIGIN_BYTES);
+	pattern_put(p, PATTERN_ORIGIN_MAGIC);
+	pattern_put(p + 8, gen);
+	pattern_put(p + 16, origin->repetition);
+	pattern_put(p + 24, len);
+	memcpy(p + 32, origin->run_id, len);
+	pattern_put(p + PATTERN_ORIGIN_BYTES - 8, pattern_origin_check(p));
+}
+
+int pattern_origin_get(const void *block, uint64_t gen, struct pattern_origin *origin)
+{
+	const unsigned char *p = (const unsigned char *)block + PATTERN_ORIGIN_AT;
+	uint64_t len = pattern_get(p + 24);
+
+	memset(origin, 0, sizeof(*origin));
+	if (pattern_get(p) != PATTERN_ORIGIN_MAGIC || pattern_get(p + 8) != gen ||
+	    len > PATTERN_RUN_ID_MAX ||
+	    pattern_get(p + PATTERN_ORIGIN_BYTES - 8) != pattern_origin_check(p))
+		return -ENOENT;
+	memcpy(origin->run_id, p + 32, (size_t)len);
+	origin->run_id[len] = '\0';
+	origin->repetition = pattern_get(p + 16);
+	return 0;
+}

@@ -46,4 +46,30 @@ int pattern_check(const void *block, uint64_t gen, uint64_t off, uint64_t *found
 int pattern_check_range(const void *buf, size_t len, uint64_t gen, uint64_t off, uint64_t *bad_off,
 			uint64_t *found_gen);
 
+/*
+ * A replica's origin: the run and the repetition it was created for. It is written into the
+ * first block of the replica, after the block's header (the bytes --verify never reads), where
+ * a reader that already reads block 0 for the generation finds it at no extra cost; a replica
+ * of an older stagebench has none there (its body is the keyed stream) and reads as unknown.
+ */
+#define PATTERN_RUN_ID_MAX 128
+
+struct pattern_origin {
+	char run_id[PATTERN_RUN_ID_MAX + 1]; /* a launcher's run id, or a command's run tag */
+	uint64_t repetition;		     /* 1-based */
+};
+
+/*
+ * Write origin into the first block of a file of generation gen (block: at least
+ * PATTERN_BLOCK bytes, its header already written). A run id longer than PATTERN_RUN_ID_MAX
+ * is cut.
+ */
+void pattern_origin_put(void *block, uint64_t gen, const struct pattern_origin *origin);
+
+/*
+ * Read the origin from the first block of a file of generation gen. 0, or -ENOENT when the
+ * block holds none (an older replica), or one written for another generation.
+ */
+int pattern_origin_get(const void *block, uint64_t gen, struct pattern_origin *origin);
+
 #endif

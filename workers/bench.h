@@ -119,11 +119,33 @@ enum bench_unit {
 	BENCH_UNIT_COUNT
 };
 
+/*
+ * The part parameters whose product a count of a kind is (bits of struct bench_expect): the
+ * catalogue's "expect" names them as the summary does.
+ */
+enum bench_by {
+	BENCH_BY_COUNT = 1u << 0,  /* N: "count" */
+	BENCH_BY_CHUNK = 1u << 1,  /* M: "chunk_bytes" */
+	BENCH_BY_FILE = 1u << 2,   /* F: "file_bytes" */
+	BENCH_BY_PASSES = 1u << 3, /* "passes" */
+};
+
+/*
+ * What one thread of a kind counts in a part it completes, declared on its ops: each count the
+ * product of the part's parameters its bits name (BENCH_BY_*), 0 when the kind counts none.
+ * The collector checks every summary's ops, bytes and files against them (the catalogue's
+ * "expect"), so a summary whose counts are not the plan's is told apart.
+ */
+struct bench_expect {
+	unsigned ops, bytes, files;
+};
+
 struct bench_ops {
-	const char *name;     /* the kind's name: "seqread" */
-	const char *what;     /* one line for `list` */
-	unsigned caps;	      /* enum bench_cap flags */
-	enum bench_unit unit; /* what its rate counts */
+	const char *name;	    /* the kind's name: "seqread" */
+	const char *what;	    /* one line for `list` */
+	unsigned caps;		    /* enum bench_cap flags */
+	enum bench_unit unit;	    /* what its rate counts */
+	struct bench_expect expect; /* what a thread counts in a completed part */
 	/*
 	 * In the thread, after it is pinned and before the ready barrier: open files, set up
 	 * private state. Must not do timed work. NULL: nothing to do. 0 or -errno (c->err set).

@@ -247,6 +247,7 @@ const struct bench_ops bench_mmaptouch = {
     .name = "mmaptouch",
     .caps = BENCH_READS_REPLICA | BENCH_MAPS_REPLICA,
     .unit = BENCH_UNIT_PAGES,
+    .expect = {.ops = BENCH_BY_PASSES, .bytes = BENCH_BY_PASSES | BENCH_BY_FILE},
     .what = "open, mmap read-only, touch each page in order, munmap, close; `passes` times (1b)",
     .setup = mmaptouch_setup,
     .run = mmaptouch_run,

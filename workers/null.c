@@ -31,6 +31,7 @@ const struct bench_ops bench_null = {
     .name = "null",
     .caps = 0,
     .unit = BENCH_UNIT_OPS,
+    .expect = {.ops = BENCH_BY_COUNT},
     .what = "no I/O: two clock reads per operation (driver overhead)",
     .run = null_run,
 };

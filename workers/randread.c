@@ -148,6 +148,7 @@ const struct bench_ops bench_randread = {
     .name = "randread",
     .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
     .unit = BENCH_UNIT_BYTES_READ,
+    .expect = {.ops = BENCH_BY_COUNT, .bytes = BENCH_BY_COUNT | BENCH_BY_CHUNK},
     .what = "count preads of chunk bytes at random aligned offsets of the replica (2, 3)",
     .setup = randread_setup,
     .run = randread_run,

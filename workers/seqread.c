@@ -169,6 +169,7 @@ const struct bench_ops bench_seqread = {
     .name = "seqread",
     .caps = BENCH_READS_REPLICA | BENCH_VERIFY_XFER,
     .unit = BENCH_UNIT_BYTES_READ,
+    .expect = {.ops = BENCH_BY_PASSES, .bytes = BENCH_BY_PASSES | BENCH_BY_FILE},
     .what = "open, read the replica to EOF in xfer pieces, close; `passes` times (1a)",
     .setup = seqread_setup,
     .run = seqread_run,

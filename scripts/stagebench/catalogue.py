@@ -22,6 +22,10 @@ FILE = "catalogue.json"
 COUNTED = ("bytes read", "bytes written", "pages touched", "operations")
 RATE_UNITS = ("B/s", "pages/s", "ops/s")
 TIERS = ("node_cache", "server_cache", "server_disk", None)
+# What a thread of a part counts (its "expect"), each the product of these parameters of the
+# part, named as the summary names them ([]: none counted, 0).
+COUNTS = ("ops", "bytes", "files")
+PARAMS = ("count", "chunk_bytes", "file_bytes", "passes")
 OPTION_TYPES = ("count", "integer", "size", "seconds")
 SCOPES = ("part", "test", "run")
 
@@ -63,6 +67,20 @@ class Option:
             raise UsageError("%s '%s' is out of range: expected %s" % (self.option, text, form))
 
 
+def _expect(d, part):
+    """A part's "expect" ({count: [parameter...]} for ops, bytes, files), checked; None from
+    an older binary's catalogue, which has none (its summaries' counts are then not checked)."""
+    if d is None:
+        return None
+    if not isinstance(d, dict) or sorted(d) != sorted(COUNTS):
+        raise ValueError("expect of part %s is not {%s}" % (part, ", ".join(COUNTS)))
+    for k, names in d.items():
+        if not isinstance(names, list) or not all(n in PARAMS for n in names):
+            raise ValueError("expect.%s of part %s is not a list of %s" % (
+                k, part, ", ".join(PARAMS)))
+    return {k: list(v) for k, v in d.items()}
+
+
 def _whole(v):
     """A range bound as the binary prints a whole number's (2^64 - 1 is no double)."""
     return "18446744073709551615" if v >= 18446744073709551615.0 else "%.0f" % v
@@ -102,6 +120,7 @@ class Catalogue:
                 _one_of(p["counted"], COUNTED, "counted of part " + name)
                 _one_of(p["rate_unit"], RATE_UNITS, "rate_unit of part " + name)
                 _one_of(p["tier"], TIERS, "tier of part " + name)
+                p["expect"] = _expect(p.get("expect"), name)
             self.options = [Option(o) for o in doc["options"]]
         except (KeyError, TypeError, ValueError) as e:
             raise UsageError("%s: a malformed catalogue (%s)" % (origin, e))

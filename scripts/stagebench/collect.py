@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """stagebench-collect: merge the node summaries of a cluster run into one report.
 
-Reads every stagebench.node/2 (or node/1) summary of RESULTS/<run-id>/ (and the launcher's
+Reads every stagebench.node/3 (or node/2, node/1) summary of RESULTS/<run-id>/ (and the launcher's
 manifest.json there, which names the nodes expected, their /stage servers, the clock offsets
 it measured, and what the launcher saw of nodes that failed, hung or were unreachable), and
 prints per part and per test: nodes expected/ok/failed/missing, threads, node time

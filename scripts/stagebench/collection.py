@@ -31,7 +31,8 @@ class NodeFacts:
     summary's differing build, version or scale makes them "a, b"; NTP false if any says so)."""
 
     __slots__ = ("host", "dir", "fs", "ntp", "ntp_known", "maxerror_us", "scale", "schema",
-                 "node_version", "build_id", "overrides")
+                 "node_version", "build_id", "overrides", "exe_sha256", "source_sha256",
+                 "describe", "dirty", "run_ids", "cores")
 
     def __init__(self, r):
         self.host, self.dir, self.fs = r["host"], r["dir"], r["fs"]
@@ -39,11 +40,29 @@ class NodeFacts:
         self.scale, self.schema = r.get("scale"), r.get("schema")
         self.node_version, self.build_id = r.get("node_version"), r.get("build_id")
         self.overrides = r.get("overrides")
+        # node/3: the binary's digest and what it was built from, the run ids of its
+        # invocations, and each invocation's cores (online, allowed, used, chosen by)
+        self.exe_sha256, self.source_sha256 = r.get("exe_sha256"), r.get("source_sha256")
+        self.describe, self.dirty = r.get("describe"), r.get("dirty")
+        self.run_ids = {r["run_id"]} if r.get("run_id") else set()
+        self.cores = set()
+        self._add_cores(r)
+
+    def _add_cores(self, r):
+        c = r.get("cores")
+        if c:
+            self.cores.add((c["online"], c["allowed"], c["used"], c["chosen_by"]))
 
     def merge(self, r):
         """A second summary of the node (another invocation)."""
         self.ntp = self.ntp and r["ntp"]
-        for k in ("build_id", "node_version", "scale"):
+        if r.get("run_id"):
+            self.run_ids.add(r["run_id"])
+        self._add_cores(r)
+        both = (self.dirty, r.get("dirty"))
+        self.dirty = True if True in both else None if None in both else False
+        for k in ("build_id", "node_version", "scale", "exe_sha256", "source_sha256",
+                  "describe"):
             mine, theirs = getattr(self, k), r.get(k)
             if mine != theirs:
                 setattr(self, k, "%s, %s" % (mine, theirs) if mine and theirs else None)
@@ -62,7 +81,7 @@ class Entry:
                  "rel_ns", "io_ns", "late_by_s", "clock_step_s", "clock_step_total_s",
                  "step_in_wait", "residency", "residency_na", "residency_error",
                  "cache_expected", "rate_unit", "counted", "pages", "mapped_bytes",
-                 "first_pass_s", "rest_pass_median_s")
+                 "first_pass_s", "rest_pass_median_s", "origin")
 
     def __init__(self, r, p):
         """From a summary r (read_summary's) and its part p."""
@@ -91,6 +110,8 @@ class Entry:
         self.pages, self.mapped_bytes = p.get("pages"), p.get("mapped_bytes")
         self.first_pass_s = p.get("first_pass_s")
         self.rest_pass_median_s = p.get("rest_pass_median_s")
+        # node/3: (run id, repetition) the replica read was created for; None: not recorded
+        self.origin = p.get("replica_origin")
 
 
 class Group:

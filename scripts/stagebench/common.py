@@ -6,11 +6,11 @@ import re
 import sys
 import time
 
-NODE_SCHEMA = "stagebench.node/2"
+NODE_SCHEMA = "stagebench.node/3"
 MANIFEST_SCHEMA = "stagebench.manifest/2"
 # The manifests the collector reads: /2 added the clock offsets and the server drop.
 MANIFEST_SCHEMAS = ("stagebench.manifest/1", MANIFEST_SCHEMA)
-REPORT_SCHEMA = "stagebench.report/2"
+REPORT_SCHEMA = "stagebench.report/3"
 BASELINE_SCHEMA = "stagebench.baseline/1"
 
 MANIFEST = "manifest.json"

@@ -358,7 +358,7 @@ class Launcher:
         errors."""
         plan, rounds = self.plan, self.rounds
         nodes = sorted(wave.values(), key=common.natural_key)
-        res, dt = rounds.run("prepare-%s-rep%d" % (test, rep), nodes, plan.prepare_args(test),
+        res, dt = rounds.run("prepare-%s-rep%d" % (test, rep), nodes, plan.prepare_args(test, rep),
                              plan.prepare_timeout)
         rnd = {"kind": "prepare", "what": "preparing %s rep %d" % (test, rep),
                "test": test, "rep": rep, "attempt": attempt,

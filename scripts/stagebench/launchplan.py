@@ -353,9 +353,11 @@ class Plan:
     def clock_args(self):
         return self.named(["clock"])
 
-    def prepare_args(self, test):
+    def prepare_args(self, test, rep):
+        """Prepare test's replica for repetition rep: the replica records the run id and rep
+        (the collector checks every repetition read one made for it)."""
         a = self.args
-        extra = ["--scale", a.scale]
+        extra = ["--scale", a.scale, "--run-id", self.run_id, "--repetition", str(rep)]
         if a.xfer:
             extra += ["--xfer", a.xfer]
         for f in ("threads", "cpus"):
@@ -367,7 +369,8 @@ class Plan:
 
     def run_args(self, part, rep, start_at):
         base = ["run", part, "--start-at", "%.6f" % start_at, "--repetition", str(rep),
-                "--no-progress"] + self.run_options() + self.dir_opts()
+                "--run-id", self.run_id, "--no-progress"] + self.run_options() + \
+            self.dir_opts()
         suffix = "%s.rep%d.json" % (part, rep)
         if self.engine.exec_mode:
             out = os.path.join(self.rundir, NODE + "." + suffix)
@@ -392,7 +395,7 @@ class Plan:
         tests = self.catalogue.tests
         names = [name] if name in tests and tests[name]["parts"] == parts else list(parts)
         base = ["run"] + names + ["--start-at", "%.6f" % start_at, "--repetition", str(rep),
-                                  "--no-progress"]
+                                  "--run-id", self.run_id, "--no-progress"]
         if len(parts) > 1:
             base += ["--interval", "%g" % self.interval]
         base += self.run_options() + self.dir_opts()
@@ -489,7 +492,7 @@ class DryRun:
         if plan.prepared_in(test, rep):
             self.show("rep %d: prepare %s (one node per server; %s)" % (
                 rep, test, "recreated" if d["recreate"] else "kept once made"),
-                prep_nodes, plan.prepare_args(test), plan.prepare_timeout)
+                prep_nodes, plan.prepare_args(test, rep), plan.prepare_timeout)
         for group in plan.part_groups(test, parts):
             part = group[0] if len(group) == 1 else test
             if plan.drops_before(test):

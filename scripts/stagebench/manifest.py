@@ -4,6 +4,7 @@ asked and how it was launched, then, as the run goes, every round, the nodes' na
 servers, the preparers, the clock offsets, the server drops, the warnings and how the run
 ended. One writer: everything goes through Manifest, which rewrites the file atomically, with
 what the nodes said escaped."""
+import hashlib
 import json
 import math
 import os
@@ -15,6 +16,22 @@ from . import clocksync
 from . import common
 from . import files
 from . import procs
+
+
+def expected_binary(binary):
+    """The binary the launcher expects the nodes to run, by its content: {"path", "sha256"}
+    of the local stagebench (--local-stagebench, else the one beside this command), hashed
+    here; the collector names a node whose summary's digest differs. None without one."""
+    if not binary or binary == "none":
+        return None
+    h = hashlib.sha256()
+    try:
+        with open(binary, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return {"path": os.path.abspath(binary), "sha256": h.hexdigest()}
 
 
 def local_build(binary):
@@ -63,6 +80,7 @@ class Manifest:
             "warnings": [],
             "launcher_version": plan.catalogue.version,
             "launcher_build": local_build(a.local_stagebench or files.find_sibling("stagebench")),
+            "expected_binary": expected_binary(plan.check_binary),
         }
         self.save()
 
@@ -116,8 +134,15 @@ class Manifest:
         self.save()
 
     def server_drop_run(self, run):
-        """One run of --server-drop's command: its record."""
-        self.doc["server_drop"]["runs"].append(run)
+        """One run of --server-drop's command: its record, with the command it ran and its
+        output as lines (what the report's "ran" rests on, with its exit status and
+        duration)."""
+        sd = self.doc["server_drop"]
+        run = dict(run)
+        run.setdefault("command", list(sd["command"]))
+        out = run.get("output")
+        run.setdefault("output_lines", out.splitlines() if isinstance(out, str) else [])
+        sd["runs"].append(run)
         self.save()
 
     def finish(self, interrupted=None):

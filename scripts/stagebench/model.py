@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The cluster report (stagebench.report/2) as typed records: built once by the collector
+"""The cluster report (stagebench.report/3) as typed records: built once by the collector
 (report.py), read by every output (the JSON and CSV here, the text, the plot, the Prometheus
 textfile). Each record class declares its fields once, in their JSON order, each with its
 type, unit and meaning; the JSON keys, the CSV columns (a field's columns, numbered) and the
@@ -242,11 +242,18 @@ class ServerPart(Record):
 
 class Failure(Record):
     DOC = ("A node that did not run a part: from its summary (with the file), its summary's "
-           "test error, the launcher's record, or its summary that ran nothing.")
+           "test error, the launcher's record, or its summary that ran nothing; a part whose "
+           "figures do not add up is inconsistent.")
     FIELDS = (
         Field("node", "string", "-", "its name"),
-        Field("status", "string", "-", "failed, interrupted, timeout, unreachable, skipped..."),
+        Field("status", "string", "-", "failed, inconsistent, interrupted, timeout, "
+              "unreachable, skipped..."),
         Field("error", "string", "-", "why, as the node or the launcher said it", null=True),
+        Field("cause", "string", "-", "the cause the launcher found: clock ahead (its clock "
+              "was ahead of the launch host's beyond --max-offset: it missed the start)",
+              null=True),
+        Field("offset_s", "number", "s", "with a cause: the node's measured clock offset",
+              null=True),
         Field("file", "string", "-", "its summary file (only for a failure its summary "
               "records)", when=lambda r: r.file is not None),
     )
@@ -263,6 +270,19 @@ class OutNode(Record):
     __slots__ = names(FIELDS)
 
 
+class ClockStep(Record):
+    DOC = ("A jump of a node's clock offset between two neighbouring measurements that its "
+           "drift and the steps it recorded do not explain.")
+    FIELDS = (
+        Field("node", "string", "-", "the node"),
+        Field("step_s", "number", "s", "by how much (positive: its clock jumped ahead)"),
+        Field("between", "string", "-", "the measurements around it"),
+        Field("parts", ["string"], "-", "the parts whose start it hit (part rep R), whose "
+              "offset for the node is only known on either side of it"),
+    )
+    __slots__ = names(FIELDS)
+
+
 class StartVerdict(Record):
     DOC = ("Whether a part started synchronized to less than the limit across the nodes, from "
            "true release instants (each node's own minus its measured clock offset).")
@@ -274,9 +294,13 @@ class StartVerdict(Record):
         Field("basis", "string", "-", "what was judged: release"),
         Field("io_spread_s", "number", "s", "the true spread of the first operations",
               null=True),
-        Field("nodes_out", [OutNode], "-", "the nodes out of tolerance, or whose offset is "
-              "unknown"),
+        Field("nodes_out", [OutNode], "-", "the nodes out of tolerance against the "
+              "reference (the median of the launch host's T and the nodes' true releases), "
+              "or whose offset is unknown or too uncertain"),
         Field("why", "string", "-", "why it is not held or cannot tell", null=True),
+        Field("offsets_from", ["string"], "-", "how the nodes' offsets at the part's start "
+              "were taken from the measurements, each way once"),
+        Field("steps", [ClockStep], "-", "the steps of a node's clock that hit this part"),
     )
     __slots__ = names(FIELDS)
 
@@ -321,6 +345,11 @@ def _get(*path):
 
 def _pages_only(attr):
     return lambda rate, record: getattr(rate, attr) if rate.unit == "pages/s" else None
+
+
+def _clock_ahead(failed, record):
+    return " ".join("%s:%+.6f" % (f.node, f.offset_s) for f in failed
+                    if f.cause == "clock ahead" and f.offset_s is not None)
 
 
 def _spaced(attr):
@@ -401,7 +430,9 @@ class PartResult(Record):
                    _get(0, "node_time_s"))]),
         Field("slowest_threads", [SlowThread], "-", "the slowest threads, slowest first"),
         Field("servers", [ServerPart], "-", "the part per /stage server"),
-        Field("failed", [Failure], "-", "the nodes that failed it, and why"),
+        Field("failed", [Failure], "-", "the nodes that failed it, and why", columns=[
+            Column(39, "clock_ahead", "failed[].node:offset_s of those with cause clock "
+                   "ahead, space-separated", _clock_ahead)]),
         Field("missing", ["string"], "-", "the nodes expected that said nothing"),
         Field("start", StartVerdict, "-", "the start verdict", columns=[
             Column(30, "start_verdict", "start.verdict", _get("verdict")),
@@ -464,12 +495,17 @@ class ServerEntry(Record):
 
 
 class NodeOffset(Record):
-    DOC = "A node's clock offset against the launch host, as the verdicts used it."
+    DOC = ("A node's clock offset against the launch host over the run, from the launcher's "
+           "measurements (each part's start verdict takes the offset next to it).")
     FIELDS = (
-        Field("offset_s", "number", "s", "its clock minus the launch host's"),
-        Field("uncertainty_s", "number", "s", "its uncertainty"),
+        Field("offset_s", "number", "s", "its clock minus the launch host's, at the first "
+              "measurement"),
+        Field("uncertainty_s", "number", "s", "the first measurement's uncertainty"),
         Field("drift_s", "number", "s", "from the first measurement to the last"),
-        Field("basis", "string", "-", "measured (method), or NTP maxerror"),
+        Field("rate_ppm", "number", "ppm", "its drift rate between measurements (the low "
+              "median of its intervals')"),
+        Field("measurements", "integer", "-", "how many measured it"),
+        Field("basis", "string", "-", "measured (the launcher's method)"),
     )
     __slots__ = names(FIELDS)
 
@@ -480,12 +516,17 @@ MEASURED_OFFSETS = "launcher manifest"  # Offsets.source: measured by the launch
 class Offsets(Record):
     DOC = "The clock offsets the start verdicts used."
     FIELDS = (
-        Field("source", "string", "-", "launcher manifest, or NTP maxerror of each node",
+        Field("source", "string", "-", "launcher manifest (null: none, no offset is known)",
               null=True),
         Field("method", "string", "-", "exchange or round (the launcher's)", null=True),
         Field("samples", "integer", "-", "exchanges a node", null=True),
+        Field("measurements", "integer", "-", "the launcher's measurements (each of every "
+              "node)"),
         Field("nodes", {"node": NodeOffset}, "-", "each node's offset"),
         Field("unknown", {"node": "string"}, "-", "the nodes without one, and why"),
+        Field("steps", [ClockStep], "-", "every step of a node's clock between measurements"),
+        Field("how_to", "string", "-", "how to get a start verdict, where offsets are missing",
+              null=True),
     )
     __slots__ = names(FIELDS)
 
@@ -583,13 +624,26 @@ class Rule(Record):
     __slots__ = names(FIELDS)
 
 
+class TestValidity(Record):
+    DOC = "One test that ran, judged as a spec run by the rules that apply to it."
+    FIELDS = (
+        Field("test", "string", "-", "the test"),
+        Field("verdict", "string", "-", "VALID or NOT VALID"),
+        Field("failed", ["string"], "-", "the rules it failed"),
+    )
+    __slots__ = names(FIELDS)
+
+
 class Validity(Record):
     DOC = "The run judged as a spec run."
     FIELDS = (
-        Field("verdict", "string", "-", "VALID or NOT VALID"),
+        Field("verdict", "string", "-", "VALID or NOT VALID (VALID only when every rule held: "
+              "a rule not judged is not held)"),
         Field("spec_run", "boolean", "-", "at the spec's scale, no override"),
         Field("not_spec_run", "string", "-", "why it is not a spec run", null=True),
         Field("rules", [Rule], "-", "each rule"),
+        Field("tests", [TestValidity], "-", "each test that ran"),
+        Field("not_run", ["string"], "-", "the spec's tests that did not run"),
     )
     __slots__ = names(FIELDS)
 
@@ -614,6 +668,8 @@ class Report(Record):
         Field("warnings", [FoldedWarning], "-", "the nodes' warnings, folded"),
         Field("launcher_build", "string", "-", "the build id of the launcher's stagebench",
               null=True),
+        Field("expected_binary", "object", "-", "the binary the launcher expected the nodes "
+              "to run: {path, sha256} (manifest)", null=True),
         Field("server_drop", ServerDrop, "-", "the server cache drop"),
         Field("parts", [PartResult], "-", "each part and repetition"),
         Field("tests", [TestResult], "-", "each test and repetition"),

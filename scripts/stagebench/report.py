@@ -7,6 +7,7 @@ import statistics
 import time
 
 from . import catalogue
+from . import clockmodel
 from . import common
 from . import verdict
 from .model import (MEASURED_OFFSETS, BaselineRef, ClockSummary, FileIssue, Failure,
@@ -74,7 +75,7 @@ class _Run:
         self.allnodes = sorted(self.expected_set | self.seen, key=common.natural_key)
         self.servers = _servers(c, self.m, self.allnodes)
         self.top = top
-        self.offsets, self.no_offset = verdict.node_offsets(self.m, c.nodes)
+        self.clocks = verdict.clocks(c.manifest, list(c.nodes), c.groups)
 
 
 def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=False,
@@ -115,6 +116,8 @@ def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=Fals
         warnings=_fold_warnings(c.warnings),
         launcher_build=m.get("launcher_build") if isinstance(m.get("launcher_build"), str)
         else None,
+        expected_binary=m.get("expected_binary") if isinstance(m.get("expected_binary"), dict)
+        else None,
         server_drop=verdict.server_drop(m, parts), parts=parts,
         tests=sorted(tests.values(), key=lambda t: (t.repetition, _test_order(t.test))),
         node_errors=[NodeError(node=n, error=e) for n, e in
@@ -154,7 +157,7 @@ def _expected(c, m, expect):
         return list(expect), "--expect"
     if isinstance(m.get("nodes"), list) and m.get("nodes"):
         return [n for n in m["nodes"] if isinstance(n, str)], "the launcher's manifest"
-    return list(c.nodes), "the summaries found"
+    return list(c.nodes), verdict.EXPECTED_FROM_SUMMARIES
 
 
 def _servers(c, m, allnodes):
@@ -207,18 +210,25 @@ def _clock_out(run, parts, unsynced, start_verdict):
                                 if p.start.spread_s is not None), default=None),
         start_synchronized={"held": True, "NOT held": False}.get(start_verdict),
         start_verdict=start_verdict, limit_s=START_SYNC_LIMIT_S,
-        offsets=_offsets_out(run.m, run.offsets, run.no_offset))
+        offsets=_offsets_out(run, parts))
 
 
-def _offsets_out(m, offsets, no_offset):
-    """The clock offsets the verdicts used, per node, and where they came from."""
+def _offsets_out(run, parts):
+    """The clock offsets the verdicts used, per node, and where they came from; the steps
+    between measurements with the parts they hit; how to get a verdict where offsets are
+    missing."""
+    m, cl = run.m, run.clocks
     clock = m.get("clock") if isinstance(m.get("clock"), dict) else None
-    return Offsets(source=MEASURED_OFFSETS if clock is not None else
-                   "NTP maxerror of each node" if offsets else None,
+    offsets = verdict.node_offsets(cl, m)
+    return Offsets(source=MEASURED_OFFSETS if cl.measured else None,
                    method=clock.get("method") if clock else None,
                    samples=clock.get("samples") if clock else None,
+                   measurements=cl.count,
                    nodes={n: offsets[n] for n in sorted(offsets, key=common.natural_key)},
-                   unknown={n: no_offset[n] for n in sorted(no_offset, key=common.natural_key)})
+                   unknown={n: cl.unknown[n] for n in sorted(cl.unknown,
+                                                             key=common.natural_key)},
+                   steps=verdict.clock_steps(cl, parts),
+                   how_to=clockmodel.HOW_TO if cl.unknown and len(run.seen) > 1 else None)
 
 
 def _parts_out(run):
@@ -279,7 +289,9 @@ def _part_report(run, g):
     tmed = _median_sorted_array(g.times)
     rate = _rate(g, ok, nbytes, cluster)
     latency = g.hist.to_json()
-    start = verdict.start_verdict(g.entries, run.offsets, run.no_offset)
+    start = verdict.start_verdict(
+        g.entries, {n: run.clocks.at(n, g.start_at) for n in ok if n in run.clocks.clocks},
+        run.clocks.unknown, g.start_at)
     pr = PartResult(
         test=g.test, repetition=g.rep, part=g.part, start_at=g.start_at,
         nodes_expected=len(run.expected_set), nodes_ok=len(ok), nodes_failed=len(failed),
@@ -309,20 +321,23 @@ def _part_nodes(g, run):
     whole = c.test_errors.get((None, None, None), {})
     for n in run.allnodes:
         e = g.entries.get(n)
+        lr = g.launcher.get(n) or {}
+        cause = {"cause": lr.get("cause"), "offset_s": lr.get("offset_s")} \
+            if isinstance(lr.get("cause"), str) else {"cause": None, "offset_s": None}
         if e is not None:
             if e.ok:
                 ok.append(n)
             else:
-                failed.append(Failure(node=n, status=e.status, error=e.error, file=e.file))
+                failed.append(Failure(node=n, status=e.status, error=e.error, file=e.file,
+                                      **cause))
             continue
-        lr = g.launcher.get(n)
         if n in terrs:
-            failed.append(Failure(node=n, status="failed", error=terrs[n], file=None))
+            failed.append(Failure(node=n, status="failed", error=terrs[n], file=None, **cause))
         elif lr:
             failed.append(Failure(node=n, status=lr.get("status") or "failed",
-                                  error=lr.get("error") or "no summary", file=None))
+                                  error=lr.get("error") or "no summary", file=None, **cause))
         elif n in whole:
-            failed.append(Failure(node=n, status="failed", error=whole[n], file=None))
+            failed.append(Failure(node=n, status="failed", error=whole[n], file=None, **cause))
         elif n in run.expected_set:
             missing.append(n)
     return ok, failed, missing

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The reference of the cluster report (stagebench.report/2) as Markdown, generated from the
+"""The reference of the cluster report (stagebench.report/3) as Markdown, generated from the
 report model's field lists (model.py): every JSON object with its fields (type, unit, meaning),
 then the CSV columns. Run as `python3 -m stagebench.reportdoc` (scripts/man-page puts its
 output in stagebench-report(5), under the page's own JSON heading: its headings are of level

@@ -7,6 +7,7 @@ from . import verdict
 from .nodes import nodeset_fold
 
 _START_SHORT = {"held": "held", "NOT held": "NOT held", "cannot tell": "?"}
+INCONSISTENT = verdict.INCONSISTENT
 COUNT_UNITS = ("pages/s", "ops/s")  # rates of things counted, not of bytes
 
 
@@ -77,15 +78,21 @@ def _text_offsets(w, report):
     if off.nodes:
         big = max(off.nodes.items(), key=lambda kv: abs(kv[1].offset_s))
         unc = max(o.uncertainty_s for o in off.nodes.values())
-        w("clock offsets (%s%s): %d node%s, largest %s %s, uncertainty at most %s" % (
-            off.source, ", %s" % off.method if off.method else "", len(off.nodes),
-            "" if len(off.nodes) == 1 else "s", big[0], verdict.fmt_signed(big[1].offset_s),
-            fmt(unc)))
+        w("clock offsets (%s%s, %d measurement%s): %d node%s, largest %s %s, uncertainty at "
+          "most %s" % (
+              off.source, ", %s" % off.method if off.method else "", off.measurements,
+              "" if off.measurements == 1 else "s", len(off.nodes),
+              "" if len(off.nodes) == 1 else "s", big[0], verdict.fmt_signed(big[1].offset_s),
+              fmt(unc)))
         drift = [(n, o.drift_s) for n, o in off.nodes.items() if o.drift_s]
         if drift:
             n, d = max(drift, key=lambda x: abs(x[1]))
-            w("  drift from the first measurement to the last: largest %s %s" % (
-                n, verdict.fmt_signed(d)))
+            w("  drift from the first measurement to the last: largest %s %s (%+.0f ppm)" % (
+                n, verdict.fmt_signed(d), off.nodes[n].rate_ppm))
+    for st in off.steps[:10]:
+        w("  %s: its clock stepped by %s %s%s" % (
+            st.node, verdict.fmt_signed(st.step_s), st.between,
+            ", hitting %s" % ", ".join(st.parts) if st.parts else ", hitting no part's start"))
     if off.unknown and report.nodes.seen:
         ns = list(off.unknown)
         w("clock offsets unknown: %s (%s)" % (_ns_list(ns), off.unknown[ns[0]]))
@@ -238,6 +245,11 @@ def _text_start(w, report):
             w("      %s %s: %s" % (o.node, verdict.fmt_signed(o.by_s), o.why))
         if len(out) > 20:
             w("      ... %d more nodes" % (len(out) - 20))
+        for x in st.steps[:10]:
+            w("      %s: its clock stepped by %s %s: this part's offset is either side of it"
+              % (x.node, verdict.fmt_signed(x.step_s), x.between))
+    if report.clock.offsets.how_to:
+        w("  %s" % report.clock.offsets.how_to)
 
 
 def _text_late(w, report):
@@ -260,9 +272,20 @@ def _text_failed(w, report):
     for n in report.node_errors:
         w("  %s: %s" % (n.node, n.error))
     for p, f in fails:
-        w("  %-4s rep %d %s: %s%s" % (p.part, p.repetition, f.node,
-                                      "" if f.status == "failed" else f.status + ": ",
-                                      f.error or "failed"))
+        w("  %-4s rep %d %s: %s%s%s" % (
+            p.part, p.repetition, f.node,
+            "" if f.status in ("failed", INCONSISTENT) else f.status + ": ",
+            f.error or "failed", _cause(f)))
+
+
+def _cause(f):
+    """The cause the launcher found of a failure, with the node's measured offset."""
+    if not f.cause:
+        return ""
+    if f.offset_s is None:
+        return " (cause: %s)" % f.cause
+    return " (cause: %s: its clock %s %s the launch host)" % (
+        f.cause, fmt(abs(f.offset_s)), "ahead of" if f.offset_s >= 0 else "behind")
 
 
 def _text_missing(w, report):
@@ -330,6 +353,11 @@ def _text_validity(w, report):
                                         if va.not_spec_run else ""))
     for r in va.rules:
         w("  [%s] %s: %s" % ({True: "ok", False: "NO", None: "--"}[r.ok], r.rule, r.evidence))
+    for t in va.tests:
+        w("  test %-4s %s%s" % (t.test, t.verdict, " (%s)" % "; ".join(t.failed)
+                                if t.failed else ""))
+    if va.not_run:
+        w("  the spec's tests that did not run: %s" % ", ".join(va.not_run))
     if va.not_spec_run:
         w("  (a measurement, not a spec run: this alone does not change the exit status)")
 

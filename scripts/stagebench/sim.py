@@ -93,6 +93,9 @@ def build_parser():
     ap.add_argument("--clock-skew", action="append", default=[], metavar="NODE=SECONDS",
                     help="run a node with its wall clock that far ahead or behind (libfaketime, "
                          "Debian: faketime; repeatable)")
+    ap.add_argument("--node-binary", action="append", default=[], metavar="NODE=PATH",
+                    help="run a node's stagebench from another binary (a patched copy, another "
+                         "build), to see the verdict tell it apart (repeatable)")
     ap.add_argument("--sshfs", action="store_true",
                     help="each node reaches its server's directory through its own sshfs mount "
                          "(its own client cache) via a private sshd on 127.0.0.1")
@@ -194,6 +197,22 @@ def parse_skews(items, nodes):
     return skews
 
 
+def parse_binaries(items, nodes):
+    """{node: the absolute path of its binary} from --node-binary NODE=PATH."""
+    out = {}
+    for item in items:
+        node, sep, path = item.partition("=")
+        if not sep or not path:
+            raise common.UsageError("--node-binary '%s': expected NODE=PATH" % item)
+        if node not in nodes:
+            raise common.UsageError("--node-binary '%s': no simulated node %s" % (item, node))
+        path = os.path.abspath(path)
+        if not os.access(path, os.X_OK) or not os.path.isfile(path):
+            raise common.UsageError("--node-binary '%s' is not an executable" % item)
+        out[node] = path
+    return out
+
+
 def wrapper(binary, node, server, stage_dir, cpus, fault, run_id, skew=None):
     """skew: (libfaketime's path, seconds) for a node whose wall clock is skewed."""
     q = shlex.quote
@@ -237,6 +256,7 @@ def main():
                                         % (f, node, args.nodes))
             faults[node] = kind
         skews = parse_skews(args.clock_skew, nodes)
+        args.node_binary = parse_binaries(args.node_binary, nodes)
         faketime = faketime_library() if skews else None
         if skews and not faketime:
             raise common.UsageError("--clock-skew needs libfaketime (Debian: faketime)")
@@ -342,7 +362,7 @@ def setup_nodes(args, top, simdir, bindir, by_server, faults, skews, faketime, b
                     common.fail("--sshfs: %s: %s" % (n, why), common.EXIT_PRECONDITION)
                 stage = mnt
             files.write_atomic(os.path.join(bindir, n), wrapper(
-                binary, n, s, stage, share[n], faults.get(n), run_id,
+                args.node_binary.get(n, binary), n, s, stage, share[n], faults.get(n), run_id,
                 (faketime, skews[n]) if n in skews else None), 0o755)
 
 
@@ -364,6 +384,8 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
         cmd += ["--note", "fault injected by stagebench-sim: %s %s" % (n, kind)]
     for n, sec in sorted(skews.items()):
         cmd += ["--note", "clock skewed by stagebench-sim (libfaketime): %s %+g s" % (n, sec)]
+    for n, path in sorted(args.node_binary.items()):
+        cmd += ["--note", "another binary given by stagebench-sim: %s runs %s" % (n, path)]
     if args.sshfs:
         cmd += ["--note", "each node on its own sshfs mount of its server (its own client "
                           "cache), through a private sshd on 127.0.0.1"]

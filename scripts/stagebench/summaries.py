@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Reading one node summary (stagebench.node/2, or node/1 of older nodes): checked field by
-field (a damaged one is refused with the reason, never a traceback) and reduced to what the
-report keeps: per part the node time, bytes, the latency histogram (merged bucket by bucket
-exactly as util/hist.c counts), the thread times and the few slowest threads, and node/2's
-instants, clock steps, warnings, residency and passes. Runs in the collector's worker
-processes."""
+"""Reading one node summary (stagebench.node/3, or node/2 and node/1 of older nodes): checked
+field by field (a damaged one is refused with the reason, never a traceback) and reduced to
+what the report keeps: per part the node time, bytes, the latency histogram (merged bucket by
+bucket exactly as util/hist.c counts), the thread times and the few slowest threads, and
+node/2's instants, clock steps, warnings, residency and passes; node/3's binary digest, cores
+and replica origins. Each part's figures are checked against themselves (selfcheck.py): one
+that does not add up is "inconsistent". Runs in the collector's worker processes."""
 import array
 import heapq
 import json
@@ -14,16 +15,21 @@ import re
 import stat
 
 from . import catalogue
+from . import clockmodel
 from . import common
+from . import selfcheck
 
 UINT64_MAX = (1 << 64) - 1
 INT64_MAX = (1 << 63) - 1  # a bucket count (kept in an array of int64)
 TOP_THREADS = 5
 START_SYNC_LIMIT_S = 1.0
 OK_STATUSES = ("ok", "late")
-# node/1 (older nodes) lacks the integer instants, clock steps, residency and build id: what it
-# cannot tell, the report says it cannot tell.
-NODE_SCHEMAS = (common.NODE_SCHEMA, "stagebench.node/1")
+# node/1 (older nodes) lacks the integer instants, clock steps, residency and build id; node/2
+# the binary's digest, the cores, the replicas' origins: what a summary cannot tell, the report
+# says it cannot tell.
+NODE_SCHEMAS = (common.NODE_SCHEMA, "stagebench.node/2", "stagebench.node/1")
+# The status of a part whose figures do not add up (selfcheck.py): not ok, named, left out.
+INCONSISTENT = "inconsistent"
 
 
 class Bad(Exception):
@@ -474,6 +480,15 @@ def _part_v2(p, part, where):
     p["mapped_bytes"] = _int(part, "mapped_bytes", where, required=False)
     p["first_pass_s"] = _stats(part, "first_pass_s", where)
     p["rest_pass_median_s"] = _stats(part, "rest_pass_median_s", where)
+    origin = _field(part, "replica_origin", where, False)
+    if origin is _MISSING:
+        p["replica_origin"] = None
+    else:
+        w = where + "replica_origin."
+        rid = _str(origin, "run_id", w)
+        if not common.run_id_ok(rid):
+            raise Bad("field %srun_id is not a valid run id" % w)
+        p["replica_origin"] = (rid, _int(origin, "repetition", w))
 
 
 def _threads_fast(threads, top):
@@ -635,9 +650,31 @@ def _summary_tests(out, s, rep_offset, top):
             if p["part"] not in cat.tests[test]["parts"]:
                 raise Bad("field %sparts[%d].part '%s' is not a part of test %s"
                           % (w, pi, p["part"], test))
+            _part_selfcheck(p, part, "%sparts[%d]." % (w, pi), out["plan_threads"])
             if p["status"] not in OK_STATUSES and not p["error"]:
                 p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
             out["entries"].append((test, rep, p["part"], p))
+
+
+def _part_selfcheck(p, part, where, top_threads):
+    """The part's figures against themselves and the plan (selfcheck.py): one that does not
+    add up gets the status "inconsistent" and the reason as its error. The plan's threads:
+    the part's own "threads" (node/3), else the summary's thread plan."""
+    p["plan_threads"] = _int(part, "threads", where, required=False)
+    if p["status"] not in OK_STATUSES:
+        return
+    plan = p["plan_threads"] if p["plan_threads"] is not None else top_threads
+    if p["plan_threads"] is not None and top_threads is not None and \
+            p["plan_threads"] != top_threads:
+        why = "the part's plan has %d threads, the node's thread plan %d" % (
+            p["plan_threads"], top_threads)
+    else:
+        try:
+            why = selfcheck.check(part, catalogue.load().parts[p["part"]].get("expect"), plan)
+        except selfcheck.Unusable as e:
+            raise Bad("field %s%s is not a whole number" % (where, e))
+    if why:
+        p["status"], p["error"] = INCONSISTENT, "inconsistent: " + why
 
 
 def _summary_no_test(out, run, rep_offset):
@@ -686,6 +723,7 @@ def _summary_v2(out, s, schema, clock, run):
     out["node_version"] = _str(s, "version", "", required=False)
     build = _field(s, "build", "", False)
     out["build_id"] = None if build is _MISSING else _str(build, "id", "build.")
+    _summary_v3(out, s, {} if build is _MISSING else build, run)
     out["warnings"] = _strings(s, "warnings", "")
     out["maxerror_us"] = _int(clock, "maxerror_us", "clock.", required=False)
     out["esterror_us"] = _int(clock, "esterror_us", "clock.", required=False)
@@ -697,6 +735,34 @@ def _summary_v2(out, s, schema, clock, run):
     else:
         out["overrides"] = None  # not recorded (node/1)
     out["interval_s"] = _num(run, "interval_s", "run.", required=False, lo=0)
+
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _summary_v3(out, s, build, run):
+    """The top-level fields of stagebench.node/3 (None where an older node has none): the
+    binary's digest and what it was built from, the run id, the cores and the thread plan."""
+    for key in ("exe_sha256", "source_sha256"):
+        v = _str(build, key, "build.", required=False)
+        if v is not None and not _HEX64.match(v):
+            raise Bad("field build.%s is not a SHA-256 in hex" % key)
+        out[key] = v
+    out["describe"] = _str(build, "describe", "build.", required=False)
+    out["dirty"] = _bool(build, "dirty", "build.")
+    rid = _str(run, "run_id", "run.", required=False)
+    if rid is not None and not common.run_id_ok(rid):
+        raise Bad("field run.run_id is not a valid run id")
+    out["run_id"] = rid
+    cores = _field(s, "cores", "", False)
+    if cores is _MISSING:
+        out["cores"] = None
+    else:
+        c = {k: _int(cores, k, "cores.") for k in ("online", "allowed", "used")}
+        c["chosen_by"] = _str(cores, "chosen_by", "cores.", required=False)
+        out["cores"] = c
+    threads = s.get("threads")
+    out["plan_threads"] = len(threads) if isinstance(threads, list) else None
 
 
 def _esc(v):
@@ -785,6 +851,10 @@ def check_manifest(m):
         if m.get(key) is not None and not (isinstance(m[key], list) and
                                            all(isinstance(x, str) for x in m[key])):
             raise Bad("field %s is not a list of strings" % key)
+    why = clockmodel.check_measurements(m)
+    if why:
+        raise Bad(why)
+    _check_expected_binary(m)
     rounds = m.get("rounds")
     if rounds is not None and not isinstance(rounds, list):
         raise Bad("field rounds is not a list")
@@ -808,6 +878,19 @@ def check_manifest(m):
     return common.safe_json(m)
 
 
+def _check_expected_binary(m):
+    """The binary the launcher expected the nodes to run: {path, sha256} (or null)."""
+    eb = m.get("expected_binary")
+    if eb is None:
+        return
+    if not isinstance(eb, dict):
+        raise Bad("field expected_binary is not an object")
+    sha = eb.get("sha256")
+    if sha is not None and not (isinstance(sha, str) and _HEX64.match(sha)):
+        raise Bad("field expected_binary.sha256 is not a SHA-256 in hex")
+    _str(eb, "path", "expected_binary.", required=False)
+
+
 def _by_node(d, where, check):
     """An object keyed by node name (a manifest round's failed nodes, a baseline part's node
     times), named where: each key checked by the binary's rule, then its value by
@@ -827,6 +910,8 @@ def _failed_entry(res, where):
         raise Bad("field %s is not an object" % where)
     _str(res, "status", where + ".", required=False)
     _str(res, "error", where + ".", required=False)
+    _str(res, "cause", where + ".", required=False)
+    _num(res, "offset_s", where + ".", required=False, lo=-MAX_SECONDS, hi=MAX_SECONDS)
 
 
 def check_baseline(b):

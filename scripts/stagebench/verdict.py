@@ -1,22 +1,25 @@
 # SPDX-License-Identifier: MIT
 """The collector's verdicts: whether each part's start held across nodes (from true instants,
-each node's own minus the offset the launcher measured), the nodes' cache residency at the
-release, and whether the run is valid as a spec run, each rule with its evidence.
+each node's own minus its offset at the part's start, from the launcher's measurements:
+clockmodel.py), the nodes' cache residency at the release, and whether the run is valid as a
+spec run, each rule with its evidence, for the run and for each test.
 
 A node's own clock cannot tell it that it is wrong, so a node's instants are judged only
-through an offset measured against the launch host (or, without a launcher manifest, bounded
-by the node's NTP maxerror): where neither exists, the verdict is "cannot tell", never "held".
+through an offset measured against the launch host: where none was measured (no launcher
+manifest), the verdict is "cannot tell", never "held", whatever the node's NTP flag says.
 """
-import math
 import shlex
 import statistics
 
 from . import catalogue
+from . import clockmodel
 from . import common
-from .model import (NodeOffset, OutNode, Residency, Rule, ServerDrop, StartVerdict,
-                    Validity)
+from .model import (ClockStep, NodeOffset, OutNode, Residency, Rule, ServerDrop, StartVerdict,
+                    TestValidity, Validity)
 
 LIMIT_S = 1.0  # the spec: "a start synchronized to less than a second"
+INCONSISTENT = "inconsistent"  # summaries.INCONSISTENT: a part whose figures do not add up
+EXPECTED_FROM_SUMMARIES = "the summaries found"  # report.py: no manifest and no --expect
 WARM = 0.10  # a part expected cold whose residency at release is above this read its own cache
 NO_RELEASE = "no node released its threads"
 
@@ -29,60 +32,52 @@ def fmt_signed(s):
 # Clock offsets
 
 
-def _offset_entry(d, where):
-    """One node's measured offset from the manifest: (offset_s, uncertainty_s), or a reason."""
-    if not isinstance(d, dict):
-        return "%s is not an object" % where
-    off, unc = d.get("offset_s"), d.get("uncertainty_s")
-    for k, v in (("offset_s", off), ("uncertainty_s", unc)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            return "%s.%s is not a number" % (where, k)
-    if unc < 0:
-        return "%s.uncertainty_s is negative" % where
-    return (float(off), float(unc))
+def recorded_steps(groups):
+    """{node: [(launch-host instant, step s)]}: the steps of the wall clock the nodes recorded
+    in their parts (clock_step_s), each placed just before its part's start instant when the
+    node saw it in the wait for the start, else just after (during the part)."""
+    out = {}
+    for g in groups.values():
+        if g.start_at is None:
+            continue
+        for n, e in g.entries.items():
+            if e.clock_step_s:
+                t = g.start_at + (-1 if e.step_in_wait else 1) * clockmodel.STEP_EPSILON_S
+                out.setdefault(n, []).append((t, e.clock_step_s))
+    return out
 
 
-def node_offsets(manifest, facts):
-    """{node: NodeOffset} for every node whose clock is known against a common reference, and
-    {node: why} for the others; facts: {node: its facts (collection.NodeFacts)}.
+def clocks(manifest, nodes, groups):
+    """The run's clocks (a clockmodel.Clocks): every node's measured offsets, its drift and
+    steps. Without a launcher manifest no node has an offset, whatever its NTP flag says."""
+    return clockmodel.Clocks(manifest if isinstance(manifest, dict) else {}, nodes,
+                             recorded_steps(groups))
 
-    With a launcher manifest that measured clocks (manifest/2 `clock`), a node's offset is the
-    one measured before the first part; the end measurement, where there is one, shows drift,
-    which widens the uncertainty. Without one, a node whose clock is NTP-synchronized is within
-    its maxerror of true time (offset 0, uncertainty maxerror)."""
-    known, unknown = {}, {}
+
+def node_offsets(cl, manifest):
+    """{node: NodeOffset} of the measured nodes, for the report: the first measurement, the
+    drift to the last, the rate."""
     clock = manifest.get("clock") if isinstance(manifest, dict) else None
-    if isinstance(clock, dict):
-        start = clock.get("start") if isinstance(clock.get("start"), dict) else {}
-        end = clock.get("end") if isinstance(clock.get("end"), dict) else {}
-        method = clock.get("method") if isinstance(clock.get("method"), str) else "?"
-        for node in facts:
-            if node not in start:
-                unknown[node] = "offset not measured by the launcher"
-                continue
-            s = _offset_entry(start[node], "clock.start.%s" % node)
-            if isinstance(s, str):
-                unknown[node] = "manifest: " + s
-                continue
-            drift, unc = 0.0, s[1]
-            if node in end:
-                e = _offset_entry(end[node], "clock.end.%s" % node)
-                if not isinstance(e, str):
-                    drift = e[0] - s[0]
-                    unc = max(unc, e[1])
-            known[node] = NodeOffset(offset_s=s[0], uncertainty_s=unc, drift_s=drift,
-                                     basis="measured (%s)" % method)
-        return known, unknown
-    for node, f in facts.items():
-        me = f.maxerror_us
-        if f.ntp and isinstance(me, int):
-            known[node] = NodeOffset(offset_s=0.0, uncertainty_s=me / 1e6, drift_s=0.0,
-                                     basis="NTP maxerror")
-        elif f.ntp:
-            unknown[node] = "NTP-synchronized but no maxerror, and no launcher measurement"
-        else:
-            unknown[node] = "no launcher measurement and the clock is not NTP-synchronized"
-    return known, unknown
+    method = clock.get("method") if isinstance(clock, dict) and \
+        isinstance(clock.get("method"), str) else "?"
+    out = {}
+    for n, c in cl.clocks.items():
+        first, last = c.points[0], c.points[-1]
+        out[n] = NodeOffset(offset_s=first.offset, uncertainty_s=first.unc,
+                            drift_s=last.offset - first.offset, rate_ppm=c.rate * 1e6,
+                            measurements=len(c.points), basis="measured (%s)" % method)
+    return out
+
+
+def clock_steps(cl, parts):
+    """Every step between measurements (ClockStep), with the parts whose start it hit."""
+    out = []
+    for st in cl.steps():
+        hit = ["%s rep %d" % (p.part, p.repetition) for p in parts
+               if any(x.node == st.node and x.between == st.between() for x in p.start.steps)]
+        out.append(ClockStep(node=st.node, step_s=st.amount_s, between=st.between(),
+                             parts=hit))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,40 +109,34 @@ def _cross(rows, pick_hi, pick_lo):
     return best
 
 
-def _start_row(n, e, rr, off, limit, out):
-    """Node n's release in the part: its own spread, its clock step and, with its offset off,
-    its release range (lo, hi, io_lo, io_hi) in true ns; a release later than limit is in out."""
+def _start_row(n, e, rr, est, limit, out):
+    """Node n's release in the part: its own spread, its clock step and, with its offset at the
+    part's start (est, a clockmodel.Estimate, which holds the steps the node recorded before its
+    release), its release range (lo, hi, io_lo, io_hi) in true ns; a release later than limit
+    is in out."""
     lo, hi = rr[0], rr[1]
     part_step = e.clock_step_s or 0.0
     total = e.clock_step_total_s or 0.0
     step = part_step if abs(part_step) >= abs(total) else total
-    # The steps known to have come before this release (an earlier part's, and this
-    # part's when the node saw it in the wait) moved the node's clock after its offset was
-    # measured: its offset at the release is the measured one plus them. A step during
-    # the part itself came after the release and changes nothing of the start.
-    before = total - (0.0 if e.step_in_wait else part_step)
     if (e.late_by_s or 0.0) >= limit:
         out.append(OutNode(node=n, by_s=e.late_by_s, why="released %s after T on its own clock"
                            % common.fmt_time(e.late_by_s)))
     row = {"node": n, "own": (hi - lo) / 1e9, "step": step}
-    if off is not None:
-        # true instants in s, relative to the earliest own instant of the part: offsets
-        # are subtracted in integer ns, so no precision is lost to epoch-sized floats
-        o = int(round((off.offset_s + before) * 1e9))
-        # drift that the recorded steps explain widens nothing
-        drift = min(abs(off.drift_s), abs(off.drift_s - total))
-        row.update(lo=lo - o, hi=hi - o, offset=off.offset_s + before,
-                   u=off.uncertainty_s + drift)
+    if est is not None:
+        # true instants in ns, relative to the earliest own instant of the part: offsets are
+        # subtracted in integer ns, so no precision is lost to epoch-sized floats
+        o = int(round(est.offset * 1e9))
+        row.update(lo=lo - o, hi=hi - o, offset=est.offset, u=est.unc, est=est)
         io = e.io_ns
         if io is not None:
             row.update(io_lo=io[0] - o, io_hi=io[1] - o)
     return row
 
 
-def _rows(entries, offsets, limit, out):
+def _rows(entries, estimates, limit, out, start_at):
     """Each node's release row (_start_row), in natural order, its instants made relative to
-    the earliest true one; and the nodes without an offset, and those of node/1 (no integer
-    instants)."""
+    the earliest true one; the nodes without an offset, and those of node/1 (no integer
+    instants); and the reference instant (the launch host's T on that scale, or None)."""
     rows, no_offset, old = [], [], []
     for n in sorted(entries, key=common.natural_key):
         rr = _release_range(entries[n])
@@ -155,20 +144,23 @@ def _rows(entries, offsets, limit, out):
             continue
         if not rr[2]:
             old.append(n)
-        row = _start_row(n, entries[n], rr, offsets.get(n), limit, out)
+        row = _start_row(n, entries[n], rr, estimates.get(n), limit, out)
         if "lo" not in row:
             no_offset.append(n)
         rows.append(row)
+    t_ref = None
     if rows and any("lo" in r for r in rows):
         base = min(r["lo"] for r in rows if "lo" in r)
         for r in rows:
             for k in ("lo", "hi", "io_lo", "io_hi"):
                 if k in r:
                     r[k] = (r[k] - base) / 1e9
-    return rows, no_offset, old
+        if start_at is not None:
+            t_ref = (int(round(start_at * 1e9)) - base) / 1e9
+    return rows, no_offset, old, t_ref
 
 
-def _spread(v, rows, entries, limit):
+def _spread(v, rows, entries, limit, t_ref):
     """v's spread, its uncertainty and the first operations' spread, from the rows; the nodes
     out named in v.nodes_out. Returns (the largest own spread of a node, the rows with an
     offset)."""
@@ -178,10 +170,8 @@ def _spread(v, rows, entries, limit):
     if not multi:
         # one node: every thread read the same clock, no offset enters
         v.spread_s, v.uncertainty_s = own, 0.0
-        r = rows[0]
-        if "io_lo" in r or entries[r["node"]].io_ns is not None:
-            io = entries[r["node"]].io_ns
-            v.io_spread_s = (io[1] - io[0]) / 1e9 if io else None
+        io = entries[rows[0]["node"]].io_ns
+        v.io_spread_s = (io[1] - io[0]) / 1e9 if io else None
     if multi and known:
         s = max(r["hi"] for r in known) - min(r["lo"] for r in known)
         s_hi = max(own, _cross(known, lambda r: r["hi"] + r["u"], lambda r: r["lo"] - r["u"])
@@ -195,7 +185,7 @@ def _spread(v, rows, entries, limit):
         if len(ios) == len(rows):
             v.io_spread_s = max(r["io_hi"] for r in ios) - min(r["io_lo"] for r in ios)
         if len(known) > 1 and s_lo >= limit or own >= limit:
-            _name_outliers(known, limit, v.nodes_out)
+            _name_outliers(known, limit, v.nodes_out, t_ref)
     elif own >= limit:
         v.spread_s, v.uncertainty_s = own, 0.0
     if multi:
@@ -203,22 +193,41 @@ def _spread(v, rows, entries, limit):
     return own, known
 
 
-def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
+def _how(v, known):
+    """How the offsets were taken (each way once), and the steps that hit the part."""
+    seen, steps = [], []
+    for r in known:
+        est = r["est"]
+        if est.how not in seen:
+            seen.append(est.how)
+        if est.step is not None:
+            steps.append(ClockStep(node=r["node"], step_s=est.step.amount_s,
+                                   between=est.step.between(), parts=[]))
+    v.offsets_from = seen[:5] + (["and %d more ways" % (len(seen) - 5)] if len(seen) > 5
+                                 else [])
+    v.steps = steps
+
+
+def start_verdict(entries, estimates, unknown, start_at=None, limit=LIMIT_S):
     """The start verdict of one part (a StartVerdict): entries {node: Entry} of the nodes that
-    ran it, offsets {node: NodeOffset}, unknown {node: why its offset is unknown}.
+    ran it, estimates {node: clockmodel.Estimate} their offsets at the part's start, unknown
+    {node: why its offset is unknown}, start_at the part's start instant T (launch host).
 
     held iff spread + uncertainty < limit; NOT held iff spread - uncertainty >= limit, or a
     node released later than the limit after T, or its clock stepped by the limit or more;
     otherwise cannot tell, saying why (offsets unknown, too uncertain, or summaries of older
     nodes that do not record steps)."""
     out = []
-    rows, no_offset, old = _rows(entries, offsets, limit, out)
+    rows, no_offset, old, t_ref = _rows(entries, estimates, limit, out, start_at)
     v = StartVerdict(verdict="cannot tell", spread_s=None, uncertainty_s=None, limit_s=limit,
-                     basis="release", io_spread_s=None, nodes_out=out, why=None)
+                     basis="release", io_spread_s=None, nodes_out=out, why=None,
+                     offsets_from=[], steps=[])
     if not rows:
         v.why = NO_RELEASE
         return v
-    own, known = _spread(v, rows, entries, limit)
+    own, known = _spread(v, rows, entries, limit, t_ref)
+    if len(rows) > 1:
+        _how(v, known)
     spread, unc = v.spread_s, v.uncertainty_s
     if out or (spread is not None and spread - unc >= limit and (own >= limit or
                                                                   len(known) > 1)):
@@ -228,15 +237,7 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
                                % common.fmt_time(own)))
         v.verdict = "NOT held"
     elif len(rows) > 1 and no_offset:
-        by_reason = {}
-        for n in no_offset:
-            by_reason.setdefault(unknown.get(n, "offset not measured"), []).append(n)
-        v.why = "clock offset unknown for " + "; ".join(
-            "%s (%s)" % (", ".join(ns[:12]) + (" and %d more" % (len(ns) - 12)
-                                               if len(ns) > 12 else ""), why)
-            for why, ns in sorted(by_reason.items()))
-        for n in no_offset:
-            out.append(OutNode(node=n, by_s=None, why=unknown.get(n, "offset not measured")))
+        _unknown_why(v, no_offset, unknown, out)
     elif spread + unc < limit and old:
         v.why = "summaries of older nodes (stagebench.node/1) record no clock steps and no " \
             "integer instants: %s" % ", ".join(old[:12])
@@ -245,8 +246,46 @@ def start_verdict(entries, offsets, unknown, limit=LIMIT_S):
     else:
         v.why = "spread %s with an uncertainty of %s straddles the %g s limit" % (
             common.fmt_time(spread), common.fmt_time(unc), limit)
-        _name_outliers(known, limit, out)
+        _name_uncertain(v, known, limit)
+        _name_outliers(known, limit, out, t_ref)
     return v
+
+
+def _unknown_why(v, no_offset, unknown, out):
+    """Cannot tell: the nodes without an offset, grouped by why."""
+    by_reason = {}
+    for n in no_offset:
+        by_reason.setdefault(unknown.get(n, "offset not measured"), []).append(n)
+    v.why = "clock offset unknown for " + "; ".join(
+        "%s (%s)" % (", ".join(ns[:12]) + (" and %d more" % (len(ns) - 12)
+                                           if len(ns) > 12 else ""), why)
+        for why, ns in sorted(by_reason.items()))
+    for n in no_offset:
+        out.append(OutNode(node=n, by_s=None, why=unknown.get(n, "offset not measured")))
+
+
+def _name_uncertain(v, known, limit):
+    """Cannot tell: the nodes whose offset alone is uncertain by half the limit or more, named
+    with how it was taken."""
+    bad = [r for r in known if r["u"] >= limit / 2]
+    for r in bad:
+        v.nodes_out.append(OutNode(node=r["node"], by_s=None,
+                                   why="its offset is uncertain by %s (%s)"
+                                   % (common.fmt_time(r["u"]), _est_text(r["est"]))))
+    if bad:
+        v.why += "; too uncertain: %s" % ", ".join(r["node"] for r in bad[:12])
+
+
+def _est_text(est):
+    """How an offset was taken, with the step's amount and the distance carried."""
+    text = est.how
+    if est.step is not None:
+        text = "a step of %s %s: either side of it" % (fmt_signed(est.step.amount_s),
+                                                       est.step.between())
+    if est.away:
+        text += ", %s %s" % (common.fmt_time(abs(est.away)),
+                             "after it" if est.away > 0 else "before it")
+    return text
 
 
 def _name_steps(rows, limit, out):
@@ -263,10 +302,13 @@ def _name_steps(rows, limit, out):
             out.append(OutNode(node=r["node"], by_s=r["step"], why=said))
 
 
-def _name_outliers(known, limit, out):
-    """The nodes whose true release is half the limit or more from the others' median."""
+def _name_outliers(known, limit, out, t_ref):
+    """The nodes whose true release is half the limit or more from the cluster's reference:
+    the median of the launch host's start instant T (one clock among the cluster's, which
+    breaks a tie between two nodes) and the nodes' true releases. Every node within half the
+    limit of it is within the limit of every other: the healthy ones are not named."""
     mids = [(r["lo"] + r["hi"]) / 2 for r in known]
-    ref = statistics.median(mids)
+    ref = statistics.median(mids + ([t_ref] if t_ref is not None else []))
     named = {o.node for o in out}
     for r in known:
         late, early = r["hi"] - ref, r["lo"] - ref
@@ -274,9 +316,9 @@ def _name_outliers(known, limit, out):
         if abs(by) >= limit / 2 and r["node"] not in named:
             out.append(OutNode(
                 node=r["node"], by_s=by,
-                why="released %s %s the others' median (offset %s, uncertainty %s)" % (
+                why="released %s %s the cluster's reference (offset %s, uncertainty %s: %s)" % (
                     common.fmt_time(abs(by)), "after" if by > 0 else "before",
-                    fmt_signed(r["offset"]), common.fmt_time(r["u"]))))
+                    fmt_signed(r["offset"]), common.fmt_time(r["u"]), _est_text(r["est"]))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,9 +366,37 @@ def _drop_test(before):
     return cat.part_test.get(before, before if before in cat.tests else None)
 
 
+def _drop_ran(r, command):
+    """Why one run of the server drop is not shown to have run (its record lacks the command,
+    an exit status of 0, a duration), or None when it is."""
+    if not (r.get("command") or command):
+        return "no command recorded"
+    rc = r.get("exit_code")
+    if isinstance(rc, bool) or not isinstance(rc, int):
+        return "no exit status recorded (%s)" % (r.get("output") or r.get("status") or "?")
+    if rc != 0:
+        return "exit %d" % rc
+    d = r.get("duration_s")
+    if isinstance(d, bool) or not isinstance(d, (int, float)) or d < 0:
+        return "no duration recorded"
+    return None
+
+
+def _drop_output(r):
+    """A run's output lines, as recorded (output_lines, else the output's lines)."""
+    lines = r.get("output_lines")
+    if isinstance(lines, list):
+        return [common.safe_text(x) for x in lines if isinstance(x, str)]
+    out = r.get("output")
+    return [common.safe_text(x) for x in out.splitlines()] if isinstance(out, str) else []
+
+
 def server_drop(manifest, parts):
-    """Whether the launcher dropped the /stage servers' caches before each repetition of the
-    tests it applies to that ran (a ServerDrop; ok None when not asked or none ran)."""
+    """Whether the launcher ran the site's server cache drop before each repetition of the
+    tests it applies to that ran (a ServerDrop; ok None when not asked or none ran). "Ran" only
+    from what the manifest records of each run: its command, exit status 0 and duration (its
+    output lines said in the evidence); whether the servers' caches really went cold is not
+    known to the launcher."""
     sd = manifest.get("server_drop") if isinstance(manifest, dict) else None
     tests = set(catalogue.load().tests_where("server_drop"))
     label = "test %s" % drop_tests()
@@ -341,21 +411,29 @@ def server_drop(manifest, parts):
     if not reps:
         return ServerDrop(asked=True, command=cmd, ok=None, runs=runs,
                           evidence="asked, but %s did not run" % label)
-    missing, failed = [], []
+    missing, failed, ran = [], [], []
     for rep in reps:
         rr = [r for r in runs if r.get("repetition") == rep and
               _drop_test(str(r.get("before", ""))) in tests]
+        bad = [(r, _drop_ran(r, cmd)) for r in rr]
+        bad = [(r, why) for r, why in bad if why]
         if not rr:
             missing.append(rep)
-        elif not all(r.get("status") == "ok" for r in rr):
-            failed.append("rep %d: %s (exit %s)" % (
-                rep, next(r.get("status") for r in rr if r.get("status") != "ok"),
-                next(r.get("exit_code") for r in rr if r.get("status") != "ok")))
+        elif bad:
+            failed.append("rep %d: %s" % (rep, bad[0][1]))
+        else:
+            ran += rr
     ok = not missing and not failed
-    ev = "ran before %s in every repetition (%d)" % (label, len(reps)) if ok else "; ".join(
-        (["did not run before %s rep %s" % (label, ", ".join(map(str, missing)))]
-         if missing else []) +
-        (["failed before %s %s" % (label, ", ".join(failed))] if failed else []))
+    if ok:
+        last = _drop_output(ran[-1])
+        ev = "ran before %s in every repetition (%d): exit 0 after %s%s" % (
+            label, len(reps), ", ".join(common.fmt_time(r["duration_s"]) for r in ran[:6]),
+            "; its output: %s" % " | ".join(last[-3:]) if last else "; no output")
+    else:
+        ev = "; ".join((["did not run before %s rep %s" % (label, ", ".join(map(str, missing)))]
+                        if missing else []) +
+                       (["not shown to have run before %s %s" % (label, ", ".join(failed))]
+                        if failed else []))
     return ServerDrop(asked=True, command=cmd, ok=ok, runs=runs, evidence=ev)
 
 
@@ -369,30 +447,76 @@ def _names(nodes, limit=8):
                                        if len(nodes) > limit else "")
 
 
+DROP_RULE = "server drop ran before %s"  # informational: the only rule VALID does not need
+
+
+def _informational(rule):
+    return rule.rule == DROP_RULE % drop_tests()
+
+
+def _verdict(rules):
+    """VALID only when every rule but the informational one held: a rule not judged (ok None)
+    is no proof."""
+    return "VALID" if all(r.ok is True for r in rules if not _informational(r)) else "NOT VALID"
+
+
 def validity(report, c):
-    """The run judged as a spec run (a Validity): each rule of the spec with its evidence.
-    VALID only when no rule failed; a rule that could not be judged (ok None) is said so.
-    report: the model.Report being built (its parts, nodes, server drop...); c: the
-    collection (its nodes' facts, the replica generations)."""
-    parts = report.parts
+    """The run judged as a spec run (a Validity): each rule of the spec with its evidence, the
+    run's verdict and each test's (by the rules on its own parts and the node-wide ones), and
+    the spec's tests that did not run. report: the model.Report being built (its parts, nodes,
+    server drop...); c: the collection (its nodes' facts, groups, the manifest)."""
     spec, why_not = spec_run(report, c)
-    sd = report.server_drop
-    rules = [
-        _parts_rule(parts, report.nodes.expected),
-        _start_rule(parts),
+    node_rules = [
+        _expected_rule(report.nodes),
         _ntp_rule(c.nodes),
         Rule(rule="spec scale and no override", ok=spec,
              evidence="scale spec, no override" if spec else why_not),
-        _generation_rule(c.generations),
-        _build_rule(c.nodes, report.launcher_build),
+        _build_rule(c.nodes, report.launcher_build, report.expected_binary),
+        _cores_rule(c.nodes),
+    ]
+    ran = [t for t in catalogue.load().tests if any(p.test == t for p in report.parts)]
+    not_run = [t for t in catalogue.load().all_tests if t not in ran]
+    rules = node_rules[:1] + [_parts_rule(report.parts, report.nodes.expected)] + \
+        node_rules[1:] + _part_rules(report, c, report.parts, ran) + [
+            Rule(rule="every test of the spec ran", ok=not not_run,
+                 evidence="all of %s" % ", ".join(ran) if not not_run else
+                 "did not run: %s" % ", ".join(not_run))]
+    tests = []
+    for t in ran:
+        parts = [p for p in report.parts if p.test == t]
+        mine = node_rules + [_parts_rule(parts, report.nodes.expected)] + \
+            _part_rules(report, c, parts, [t])
+        mine = [r for r in mine if not _informational(r) or
+                t in catalogue.load().tests_where("server_drop")]
+        tests.append(TestValidity(test=t, verdict=_verdict(mine),
+                                  failed=[r.rule for r in mine if r.ok is not True and
+                                          not _informational(r)]))
+    return Validity(verdict=_verdict(rules), spec_run=spec,
+                    not_spec_run=None if spec else why_not, rules=rules, tests=tests,
+                    not_run=not_run)
+
+
+def _part_rules(report, c, parts, tests):
+    """The rules judged on parts (of the run, or of one test): start, arithmetic, replicas,
+    trouble, caches, the server drop."""
+    sd = report.server_drop
+    recreated = [t for t in tests if t in catalogue.load().tests_where("recreate")]
+    return [_start_rule(parts), _arithmetic_rule(parts)] + (
+        [_replica_rule(c, [g for g in c.groups.values() if g.test in recreated])]
+        if recreated else []) + [
         _trouble_rule(parts, report.interrupted),
         _cache_rule(parts),
-        Rule(rule="server drop ran before %s" % drop_tests(), ok=sd.ok,
+        Rule(rule=DROP_RULE % drop_tests(), ok=sd.ok,
              evidence=sd.evidence + ("" if sd.asked else " (informational)")),
     ]
-    valid = all(r.ok is not False for r in rules)
-    return Validity(verdict="VALID" if valid else "NOT VALID", spec_run=spec,
-                    not_spec_run=None if spec else why_not, rules=rules)
+
+
+def _expected_rule(nodes):
+    known = nodes.expected_from != EXPECTED_FROM_SUMMARIES
+    return Rule(rule="the expected nodes known", ok=known,
+                evidence="%d nodes, from %s" % (nodes.expected, nodes.expected_from) if known
+                else "no launcher manifest and no --expect: a node that said nothing cannot be "
+                     "counted missing (%d nodes reported)" % nodes.seen)
 
 
 def _parts_rule(parts, expected):
@@ -420,22 +544,86 @@ def _ntp_rule(facts):
                 % _names(unsynced) if unsynced else "every node (%d)" % len(facts))
 
 
-def _build_rule(facts, launcher_build):
-    builds = {}
-    for n, f in facts.items():
-        builds.setdefault("%s build %s" % (f.node_version or "?",
-                                           f.build_id or "not recorded"), []).append(n)
-    unknown_build = [n for n, f in facts.items() if not f.build_id]
+def _short(digest):
+    return digest[:12] if isinstance(digest, str) else "not recorded"
+
+
+def _build_rule(facts, launcher_build, expected):
+    """The same binary on every node, by the SHA-256 of the executable each ran (node/3), and
+    the one the launcher expected; the build id and whether the tree was modified as evidence."""
+    name = "the same binary on every node"
     if not facts:
-        ev, ok = "no summary", False
-    elif len(builds) == 1 and not unknown_build:
-        ok, ev = True, "%s on every node" % next(iter(builds))
-    else:
-        ok = False
-        ev = "; ".join("%s on %s" % (b, _names(ns)) for b, ns in sorted(builds.items()))
+        return Rule(rule=name, ok=False, evidence="no summary")
+    by = {}
+    for n, f in facts.items():
+        by.setdefault(f.exe_sha256, []).append(n)
+    want = expected.get("sha256") if isinstance(expected, dict) else None
+    unknown = by.pop(None, [])
+    if want is None and by:  # no launcher's word: the binary most nodes ran
+        want = max(by, key=lambda d: (len(by[d]), d))
+    odd = {d: ns for d, ns in by.items() if d != want}
+    ev = []
+    for d, ns in sorted(odd.items()):
+        ev.append("%s ran binary %s, not %s%s" % (
+            _names(ns), _short(d), _short(want), " (the launcher's)"
+            if isinstance(expected, dict) and expected.get("sha256") else ""))
+    if unknown:
+        ev.append("binary not recorded (an older stagebench): %s" % _names(unknown))
+    if not odd and not unknown:
+        ev.append("binary %s on every node (%d)%s" % (
+            _short(want), len(facts), ", as the launcher expected"
+            if isinstance(expected, dict) and expected.get("sha256") == want else ""))
+    builds = sorted({"%s build %s" % (f.node_version or "?", f.build_id or "not recorded")
+                     for f in facts.values()})
+    ev.append(", ".join(builds[:3]))
+    dirty = [n for n, f in facts.items() if f.dirty]
+    if dirty:
+        ev.append("built from a modified tree (git describe --dirty): %s" % _names(dirty))
     if isinstance(launcher_build, str):
-        ev += "; the launcher ran build %s" % launcher_build
-    return Rule(rule="same version and build on every node", ok=ok, evidence=ev)
+        ev.append("the launcher ran build %s" % launcher_build)
+    ok = None if unknown and not odd else not odd
+    return Rule(rule=name, ok=ok, evidence="; ".join(ev))
+
+
+def _cores_rule(facts):
+    """One job per core: every node ran one thread on each core it may use."""
+    name = "one job per core on every node"
+    few, restricted, unknown = [], [], []
+    for n in sorted(facts, key=common.natural_key):
+        cores = facts[n].cores
+        if not cores:
+            unknown.append(n)
+        for online, allowed, used, how in sorted(cores):
+            if used < allowed:
+                few.append("%s ran %d thread%s on %d allowed cores (%s)" % (
+                    n, used, "" if used == 1 else "s", allowed, _chosen(how)))
+            if allowed < online:
+                restricted.append("%s may use %d of its %d cores (%s)" % (n, allowed, online,
+                                                                         _chosen(how)))
+    if not facts:
+        return Rule(rule=name, ok=False, evidence="no summary")
+    ev = few[:8] + (["cores not recorded (an older stagebench): %s" % _names(unknown)]
+                    if unknown else [])
+    if not ev:
+        ev = ["every node ran a thread on each of its allowed cores (%d node%s)"
+              % (len(facts), "" if len(facts) == 1 else "s")]
+    return Rule(rule=name, ok=False if few else None if unknown else True,
+                evidence="; ".join(ev + restricted[:4]))
+
+
+def _chosen(how):
+    return {"cpus": "--cpus", "threads": "--threads", "slurm": "Slurm's binding",
+            "binding": "an inherited binding", "default": "every core"}.get(how, how or "?")
+
+
+def _arithmetic_rule(parts):
+    bad = ["%s (%s rep %d): %s" % (f.node, p.part, p.repetition, f.error) for p in parts
+           for f in p.failed if f.status == INCONSISTENT]
+    return Rule(rule="every part's figures add up", ok=bool(parts) and not bad,
+                evidence="; ".join(bad[:6]) + (" and %d more" % (len(bad) - 6)
+                                               if len(bad) > 6 else "") if bad else
+                "every node's node time, threads, operations, bytes and files are the plan's"
+                if parts else "no part ran")
 
 
 def _trouble_rule(parts, interrupted):
@@ -486,30 +674,64 @@ def spec_run(report, c):
     return (not why), "not a spec run: " + "; ".join(why) if why else None
 
 
-def _generation_rule(generations):
-    """generations: {(node, test): {rep: set(generations)}} of the tests the spec recreates."""
-    recreated = ", ".join(catalogue.load().tests_where("recreate"))
-    name = "replica generations new for every repetition of %s" % recreated
-    if not generations:
-        return Rule(rule=name, ok=None, evidence="none of %s ran" % recreated)
-    same, unknown, reps = [], [], 0
-    for (node, test), by_rep in sorted(generations.items()):
-        seen = {}
-        for rep in sorted(by_rep):
-            reps += 1
-            gens = by_rep[rep]
-            if None in gens:
-                unknown.append("%s %s" % (node, test))
+def run_ids(c):
+    """The ids this run goes by: the launcher's, and each invocation's (--run-id, or its
+    run tag when it was given none)."""
+    ids = set()
+    if isinstance(c.manifest, dict) and isinstance(c.manifest.get("run_id"), str):
+        ids.add(c.manifest["run_id"])
+    for f in c.nodes.values():
+        ids |= f.run_ids
+    return ids
+
+
+def _replica_rule(c, groups):
+    """Every repetition of the tests the spec recreates read a replica created for it: the
+    run id and repetition in the replica (node/3) are this run's and the repetition's; the
+    generations differ between repetitions. A reused replica is named."""
+    recreated = catalogue.load().tests_where("recreate")
+    name = "a replica created for every repetition of %s" % ", ".join(recreated)
+    ids = run_ids(c)
+    seen, reused, unknown = set(), [], []
+    for g in sorted(groups, key=lambda g: (g.test, g.rep, g.part)):
+        if g.test not in recreated:
+            continue
+        for n, e in g.entries.items():
+            if not e.ok or (n, g.test, g.rep) in seen:
                 continue
-            for gen in gens:
-                if gen in seen and seen[gen] != rep:
-                    same.append("%s test %s rep %d reused rep %d's replica" % (
-                        node, test, rep, seen[gen]))
-                seen.setdefault(gen, rep)
-    if same:
-        return Rule(rule=name, ok=False, evidence="; ".join(same[:6]))
+            seen.add((n, g.test, g.rep))
+            if e.origin is None:
+                unknown.append("%s %s rep %d" % (n, g.test, g.rep))
+            elif e.origin[0] not in ids or e.origin[1] != g.rep:
+                reused.append("%s %s rep %d read a replica created for run %s rep %d" % (
+                    n, g.test, g.rep, e.origin[0], e.origin[1]))
+    reused += _generation_reuse(c.generations, {g.test for g in groups})
+    if not seen:
+        return Rule(rule=name, ok=False, evidence="no node ran %s" % ", ".join(
+            sorted({g.test for g in groups})))
+    if reused:
+        return Rule(rule=name, ok=False, evidence="; ".join(reused[:6]) + (
+            " and %d more" % (len(reused) - 6) if len(reused) > 6 else ""))
     if unknown:
-        return Rule(rule=name, ok=None, evidence="generation not recorded for %s" % ", ".join(
-            sorted(set(unknown))[:6]))
+        return Rule(rule=name, ok=None, evidence="origin not recorded in the replica (an older "
+                    "stagebench): %s" % ", ".join(sorted(unknown)[:6]))
     return Rule(rule=name, ok=True,
-                evidence="%d node-repetitions, each with a replica of its own" % reps)
+                evidence="%d node-repetitions, each on a replica created for it by this run"
+                % len(seen))
+
+
+def _generation_reuse(generations, tests):
+    """generations: {(node, test): {rep: set(generations)}}: a generation read in two
+    repetitions of a test on a node is a reused replica."""
+    same = []
+    for (node, test), by_rep in sorted(generations.items()):
+        if test not in tests:
+            continue
+        first = {}
+        for rep in sorted(by_rep):
+            for gen in by_rep[rep] - {None}:
+                if gen in first and first[gen] != rep:
+                    same.append("%s test %s rep %d reused rep %d's replica" % (
+                        node, test, rep, first[gen]))
+                first.setdefault(gen, rep)
+    return same

@@ -69,6 +69,11 @@ def catalogue_json():
         return json.load(f)
 
 
+def catalogue_all():
+    """The tests of `run all` (the spec's), in the catalogue's order."""
+    return [t["test"] for t in catalogue_json()["tests"] if t["in_all"]]
+
+
 def parts_of(tests):
     """The parts of tests, in the catalogue's order."""
     by = dict((t["test"], t["parts"]) for t in catalogue_json()["tests"])

@@ -2,7 +2,7 @@
 """How the stagebench package reads, checked on its sources: no function over 80 lines, no
 one-letter module alias, no dict key starting with '_' (a private key crossing modules), no
 test, part or kind name of the catalogue written as a literal (the catalogue decides), the
-remote script clean for shellcheck, and the report/2 reference generated from the model with
+remote script clean for shellcheck, and the report/3 reference generated from the model with
 every field and CSV column."""
 import ast
 import glob
@@ -104,7 +104,7 @@ class ReportDoc(unittest.TestCase):
                            env=dict(ct.env(), PYTHONPATH=ct.SCRIPTS))
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         text = p.stdout
-        self.assertIn("(schema stagebench.report/2)", text)
+        self.assertIn("(schema stagebench.report/3)", text)
         for cls in reportdoc.records():
             self.assertIn("\n#### %s\n" % cls.__name__, text)
             for f in cls.FIELDS:

@@ -159,6 +159,10 @@ class Case(unittest.TestCase):
         with open(os.path.join(self.dir, name), "w") as f:
             json.dump(obj, f)
 
+    def write_get(self, name, obj):
+        self.write(name, obj)
+        return os.path.join(self.dir, name)
+
     def copy_good(self, **edited):
         for n in NODES:
             self.write(n + ".json", edited.get(n) or self.summary(n))
@@ -311,7 +315,7 @@ class StartVerdict(Case):
         self.assertEqual([o["node"] for o in st["nodes_out"]], ["n2"])
         # released before the others by the step (the median is one of the others)
         self.assertAlmostEqual(st["nodes_out"][0]["by_s"], -1.5, delta=0.05)
-        self.assertIn("before the others' median", st["nodes_out"][0]["why"])
+        self.assertIn("before the cluster's reference", st["nodes_out"][0]["why"])
         self.assertIn("its wall clock stepped by +1.5", st["nodes_out"][0]["why"])
         self.assertGreater(st["spread_s"] - st["uncertainty_s"], 1.4)
         self.assertTrue([w for w in rep["warnings"] if w["nodes"] == ["n2"] and
@@ -331,23 +335,32 @@ class StartVerdict(Case):
                          [("n3", 1.25)])
         self.assertIn("n3", p["late"])  # others may be late by milliseconds on a busy machine
 
-    def test_ntp_maxerror_bounds_offsets(self):
-        """Without a launcher manifest, NTP-synchronized clocks are within their maxerror of
-        true time (edited: this machine has no NTP)."""
+    def test_ntp_flags_without_manifest_cannot_tell(self):
+        """Without a launcher manifest, nodes that say their clocks are NTP-synchronized (with
+        a small maxerror; edited: this machine has no NTP) prove nothing: cannot tell, with the
+        reason and how to get a verdict, exit 0; never held."""
         edited = {}
         for n in NODES:
             s = self.summary(n)
             s["clock"]["ntp_synchronized"], s["clock"]["maxerror_us"] = True, 20000
             edited[n] = s
         self.copy_good(**edited)
-        rep = self.collect()
-        self.assertEqual(rep["clock"]["start_verdict"], "held")
-        self.assertEqual(rep["clock"]["offsets"]["nodes"]["n1"]["basis"], "NTP maxerror")
+        p = self.cli("--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rep = json.loads(p.stdout)
+        self.assertEqual(rep["clock"]["start_verdict"], "cannot tell")
+        self.assertIsNone(rep["clock"]["offsets"]["source"])
+        self.assertEqual(rep["clock"]["offsets"]["nodes"], {})
         for p in rep["parts"]:
-            # two nodes' maxerrors (20 ms each) at most, less what one node's own spread
-            # already covers
-            self.assertLessEqual(p["start"]["uncertainty_s"], 0.04 + 1e-9)
-            self.assertGreater(p["start"]["uncertainty_s"], 0.03)
+            self.assertEqual(p["start"]["verdict"], "cannot tell")
+            self.assertIsNone(p["start_synchronized"])
+            self.assertIn("no launcher manifest", p["start"]["why"])
+        text = self.cli().stdout
+        self.assertNotIn("held in every part", text)
+        self.assertIn("start synchronization: cannot tell", text)
+        self.assertEqual(len(re.findall(r"\n  to judge the start, launch with stagebench-cluster, "
+                                        r"or measure each node with `stagebench clock`", text)),
+                         1, text)
 
     def test_no_summary_claims_nothing(self):
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES)))
@@ -379,7 +392,12 @@ class StartVerdict(Case):
         self.assertEqual(rep["exit_code"], 0)
         rules = {r["rule"]: r for r in rep["validity"]["rules"]}
         self.assertIsNone(rules["caches cold as expected"]["ok"])
-        self.assertFalse(rules["same version and build on every node"]["ok"])
+        # no digest of the binary, no cores, no replica origin: not judged, so never VALID
+        for rule in ("the same binary on every node", "one job per core on every node",
+                     "a replica created for every repetition of 1a, 1b, 2"):
+            self.assertIsNone(rules[rule]["ok"], rules[rule])
+            self.assertIn("an older stagebench", rules[rule]["evidence"])
+        self.assertEqual(rep["validity"]["verdict"], "NOT VALID")
         s = old["n2"]
         for th in parts_of(s, "1a")[0]["per_thread"]:
             th["release_at"] += 1.5
@@ -485,13 +503,31 @@ class Rates(Case):
         self.assertEqual(len({len(ln.split(",")) for ln in lines}), 1)
 
 
+_ALL = []
+
+
+def all_dir():
+    """Three nodes' summaries of every test of the spec (`run all` on one grid), run once, on
+    first use."""
+    if not _ALL:
+        d = os.path.join(BASE, "all")
+        os.makedirs(d)
+        res = run_nodes(NODES, ["all", "--interval", "1.5"], d, os.path.join(BASE, "stage-all"),
+                        start_in=3.0)
+        for n, (rc, err) in res.items():
+            assert rc == 0, "%s: exit %d: %s" % (n, rc, err)
+        _ALL.append(d)
+    return _ALL[0]
+
+
 class Validity(Case):
     def spec_like(self, **change):
-        """The real summaries as a spec run would write them (edited: spec scale takes far
-        longer than a test, this machine has no NTP, and its load makes threads late)."""
+        """The real summaries of `run all` as a spec run would write them (edited: spec scale
+        takes far longer than a test, this machine has no NTP, and its load makes threads
+        late)."""
         out = {}
         for n in NODES:
-            s = self.summary(n)
+            s = ct.load(os.path.join(all_dir(), n + ".json"))
             s["clock"]["ntp_synchronized"], s["clock"]["maxerror_us"] = True, 20000
             s["run"]["scale"] = "spec"
             for p in parts_of(s):
@@ -519,36 +555,48 @@ class Validity(Case):
         self.assertEqual(rules["spec scale and no override"],
                          {"rule": "spec scale and no override", "ok": False,
                           "evidence": "not a spec run: scale tiny"})
-        self.assertTrue(rules["replica generations new for every repetition of 1a, 1b, 2"]["ok"])
+        self.assertTrue(rules["a replica created for every repetition of 1a, 1b, 2"]["ok"])
         self.assertEqual((rep["status"], rep["exit_code"]), ("ok", 0))
 
     def test_valid_and_each_rule_failing(self):
+        """Every rule held on a spec-like run of every test: VALID, each test VALID; then each
+        rule failing alone (the nodes edited as a node breaking it would write them)."""
         rep = self.spec_like()
         va = rep["validity"]
         self.assertEqual(va["verdict"], "VALID", va)
         self.assertTrue(va["spec_run"])
-        self.assertEqual([r["ok"] for r in va["rules"]], [True] * 8 + [None])
+        self.assertEqual([(r["rule"], r["ok"]) for r in va["rules"] if r["ok"] is not True],
+                         [("server drop ran before 3", None)])
+        self.assertEqual(va["not_run"], [])
+        self.assertEqual([(t["test"], t["verdict"]) for t in va["tests"]],
+                         [(t, "VALID") for t in ct.catalogue_all()])
         self.assertEqual(rep["exit_code"], 0)
-        self.assertIn("validity as a spec run: VALID\n", ct.report_text(rep))
+        text = ct.report_text(rep)
+        self.assertIn("validity as a spec run: VALID\n", text)
+        self.assertIn("\n  test 1a   VALID\n", text)
 
         def override(s):
             s["run"]["overrides"] = ["count"]
 
-        def other_build(s):
-            s["build"]["id"] = "0.1.0-other"
+        def other_binary(s):
+            s["build"]["exe_sha256"] = "0" * 64
 
         def reuse(s):
-            a = parts_of(s, "1a")
-            a[1]["generation"] = a[0]["generation"]
+            parts_of(s, "1a")[0]["replica_origin"] = {"run_id": "yesterday", "repetition": 1}
 
         def unsynced(s):
             s["clock"]["ntp_synchronized"] = False
 
+        def one_core(s):
+            s["cores"]["used"] = s["cores"]["allowed"] - 1
+
         cases = [("spec scale and no override", override, "overrides count on n2"),
-                 ("same version and build on every node", other_build, "0.1.0-other on n2"),
-                 ("replica generations new for every repetition of 1a, 1b, 2", reuse,
-                  "n2 test 1a rep 2 reused rep 1's replica"),
-                 ("NTP synchronized on every node", unsynced, "not synchronized: n2")]
+                 ("the same binary on every node", other_binary,
+                  "n2 ran binary 000000000000, not "),
+                 ("a replica created for every repetition of 1a, 1b, 2", reuse,
+                  "n2 1a rep 1 read a replica created for run yesterday rep 1"),
+                 ("NTP synchronized on every node", unsynced, "not synchronized: n2"),
+                 ("one job per core on every node", one_core, "n2 ran ")]
         for rule, fn, evidence in cases:
             rep = self.spec_like(n2=fn)
             va = rep["validity"]
@@ -557,12 +605,22 @@ class Validity(Case):
             self.assertEqual([r["rule"] for r in bad], [rule])
             self.assertIn(evidence, bad[0]["evidence"])
             self.assertIn("  [NO] %s: " % rule, ct.report_text(rep))
+            tests = {t["test"]: t for t in va["tests"]}
+            self.assertIn(rule, tests["1a"]["failed"])
+            if rule == "a replica created for every repetition of 1a, 1b, 2":
+                # only the test whose replica was reused
+                self.assertEqual([t for t, x in tests.items() if x["verdict"] != "VALID"],
+                                 ["1a"])
 
     def test_server_drop(self):
+        """The server drop "ran" only from what the manifest records of each run: its
+        command, exit status 0 and duration; its output lines are said. A run without an exit
+        status or a duration is not shown to have run."""
         drop = {"command": ["ssh", "stage1", "sync; echo 3 > /proc/sys/vm/drop_caches"],
                 "where": "launcher", "runs": [
                     {"before": "3a", "repetition": 1, "status": "ok", "exit_code": 0,
-                     "at": 1.0, "output": ""}]}
+                     "at": 1.0, "duration_s": 0.25, "output": "dropped",
+                     "output_lines": ["dropped"]}]}
         self.copy_good()
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES), server_drop=drop))
         rep = self.collect()
@@ -570,20 +628,34 @@ class Validity(Case):
         self.assertEqual((sd["asked"], sd["ok"]), (True, False))
         self.assertEqual(sd["evidence"], "did not run before test 3 rep 2")
         drop["runs"].append({"before": "3a", "repetition": 2, "status": "failed",
-                             "exit_code": 255, "at": 2.0, "output": "ssh: no route"})
+                             "exit_code": 255, "at": 2.0, "duration_s": 0.1,
+                             "output": "ssh: no route"})
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES), server_drop=drop))
         sd = self.collect()["server_drop"]
-        self.assertEqual(sd["evidence"], "failed before test 3 rep 2: failed (exit 255)")
-        drop["runs"][1].update(status="ok", exit_code=0)
+        self.assertEqual(sd["evidence"], "not shown to have run before test 3 rep 2: exit 255")
+        # "ok" alone is no evidence: no exit status, or no duration
+        for missing in ("exit_code", "duration_s"):
+            drop["runs"][1] = {"before": "3a", "repetition": 2, "status": "ok",
+                               "exit_code": 0, "at": 2.0, "duration_s": 0.2}
+            del drop["runs"][1][missing]
+            self.write("manifest.json", manifest(NODES, zero_offsets(NODES), server_drop=drop))
+            sd = self.collect()["server_drop"]
+            self.assertFalse(sd["ok"], missing)
+            self.assertIn("not shown to have run before test 3 rep 2: no ", sd["evidence"])
+        drop["runs"][1] = {"before": "3a", "repetition": 2, "status": "ok", "exit_code": 0,
+                           "at": 2.0, "duration_s": 0.5, "output": "done\nall dropped"}
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES), server_drop=drop))
         rep = self.collect()
         self.assertEqual(rep["server_drop"]["ok"], True)
-        rule = rep["validity"]["rules"][-1]
+        rule = [r for r in rep["validity"]["rules"] if r["rule"].startswith("server drop")][0]
         self.assertEqual((rule["rule"], rule["ok"]), ("server drop ran before 3", True))
         self.assertIn("server cache drop before test 3: ran before test 3 in every repetition "
-                      "(2) (ssh stage1 'sync; echo 3 > /proc/sys/vm/drop_caches')", ct.report_text(rep))
+                      "(2): exit 0 after 250.00 ms, 500.00 ms; its output: done | all dropped "
+                      "(ssh stage1 'sync; echo 3 > /proc/sys/vm/drop_caches')",
+                      ct.report_text(rep))
         self.write("manifest.json", manifest(NODES, zero_offsets(NODES)))
-        rule = self.collect()["validity"]["rules"][-1]
+        rule = [r for r in self.collect()["validity"]["rules"]
+                if r["rule"].startswith("server drop")][0]
         self.assertIsNone(rule["ok"])
         self.assertIn("(informational)", rule["evidence"])
 
@@ -621,6 +693,15 @@ class SummaryFields(Case):
             (lambda s: s["run"].update(overrides=[1]),
              "field run.overrides holds something that is not a parameter name"),
             (lambda s: s["clock"].update(maxerror_us=-1), "field clock.maxerror_us is negative"),
+            (lambda s: s["build"].update(exe_sha256="xyz"),
+             "field build.exe_sha256 is not a SHA-256 in hex"),
+            (lambda s: first(s).update(replica_origin={"run_id": 5, "repetition": 1}),
+             "field tests[0].parts[0].replica_origin.run_id is not a string"),
+            (lambda s: first(s).update(replica_origin={"run_id": "a/b", "repetition": 1}),
+             "field tests[0].parts[0].replica_origin.run_id is not a valid run id"),
+            (lambda s: s["cores"].pop("used"), "missing field cores.used"),
+            (lambda s: first(s)["per_thread"][0].update(ops="many"),
+             "field tests[0].parts[0].per_thread[0].ops is not a whole number"),
         ]
         for i, (edit, why) in enumerate(cases):
             s = self.summary("n1")
@@ -628,6 +709,11 @@ class SummaryFields(Case):
             self.write("bad%d.json" % i, s)
             r = S.read_summary(os.path.join(self.dir, "bad%d.json" % i))
             self.assertEqual(r["error"], why)
+        # node/3's fields absent (node/2, the previous schema): read, unknown
+        r = S.read_summary(self.write_get("node2.json", to_node2(self.summary("n1"))))
+        self.assertIsNone(r["error"])
+        self.assertEqual((r["exe_sha256"], r["cores"], r["run_id"]), (None, None, None))
+        self.assertIsNone(r["entries"][0][3]["replica_origin"])
         # null where node/2 allows it: unknown, not refused
         s = self.summary("n1")
         first(s).update(first_io_at_ns=None, cache_residency=None, rest_pass_median_s=None)
@@ -639,9 +725,26 @@ class SummaryFields(Case):
                          (None, None, None))
 
 
-def to_node1(s):
-    """A node/2 summary as an older node wrote it: node/1 without the fields node/2 added."""
+def to_node2(s):
+    """A node/3 summary as the previous stagebench wrote it: node/2, without the binary's
+    digest and what it was built from, the run id, the cores, each part's plan threads and the
+    replica's origin."""
     s = copy.deepcopy(s)
+    s["schema"] = "stagebench.node/2"
+    for k in ("describe", "dirty", "source_sha256", "exe_sha256"):
+        s["build"].pop(k, None)
+    s["run"].pop("run_id", None)
+    s.pop("cores", None)
+    for p in parts_of(s):
+        p.pop("threads", None)
+        p.pop("replica_origin", None)
+    return s
+
+
+def to_node1(s):
+    """A node/3 summary as an older node wrote it: node/1 without the fields node/2 and
+    node/3 added."""
+    s = to_node2(s)
     s["schema"] = "stagebench.node/1"
     for k in ("build", "warnings"):
         s.pop(k, None)

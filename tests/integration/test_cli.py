@@ -18,7 +18,7 @@ class Run1a(sbtest.TempDirCase):
         s, p = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "1"])
         nthreads = len(s["threads"])
         self.assertGreaterEqual(nthreads, 1)
-        self.assertEqual(s["schema"], "stagebench.node/2")
+        self.assertEqual(s["schema"], "stagebench.node/3")
         self.assertEqual(s["status"], "ok")
         self.assertEqual(s["exit_code"], 0)
         for key in ("version", "node", "host", "dir", "fs", "clock", "threads", "tests", "errors"):

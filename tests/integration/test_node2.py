@@ -43,7 +43,7 @@ class Fields(sbtest.TempDirCase):
         stage = self.stage()
         s, _ = self.run_json(["run", "1a", "1b", "2", "--scale", "tiny", "--dir", stage,
                               "--start-in", "0.3"])
-        self.assertEqual(s["schema"], "stagebench.node/2")
+        self.assertEqual(s["schema"], "stagebench.node/3")
         self.assertEqual(s["build"]["version"], s["version"])
         self.assertRegex(s["build"]["id"], r"^%s-[0-9a-f]{16}$" % s["version"])
         self.assertEqual(s["run"]["overrides"], [])

@@ -28,7 +28,7 @@ OTHER_OPTIONS = {
     "--iomem_align", "--collector", "--failed", "--now", "--target", "--install", "--build",
     "--prefix", "--format", "--runs", "--catalogue", "--stagebench", "--launcher", "--parts",
     "--reps", "--rounds", "--fanouts", "--warnings", "--topology", "--dry-run", "--help",
-    "--version", "--output-on-failure", "--system", "--create-home",
+    "--version", "--output-on-failure", "--system", "--create-home", "--always", "--dirty",
 }
 # Blocks run at once: most of a block's time is waiting (start instants, leads).
 WORKERS = 6

@@ -48,8 +48,12 @@ static int count_entries(const char *s)
 	return n;
 }
 
-/* Compare the whole file with the pattern it must hold, and check every block header. */
-static void check_content(const char *name, uint64_t size, uint64_t gen)
+/*
+ * Compare the whole file with the pattern it must hold (its origin in block 0 when origin is
+ * not NULL), and check every block header.
+ */
+static void check_content_origin(const char *name, uint64_t size, uint64_t gen,
+				 const struct pattern_origin *origin)
 {
 	unsigned char *got = malloc(MIB), *want = malloc(MIB);
 	uint64_t off, bad = 0, found = 0;
@@ -65,6 +69,8 @@ static void check_content(const char *name, uint64_t size, uint64_t gen)
 		CHECK_MSG(rc == 0, "%s: header at %" PRIu64 ": %d (gen %" PRIu64 ")", name, bad, rc,
 			  found);
 		pattern_fill(want, n, gen, off);
+		if (off == 0 && origin)
+			pattern_origin_put(want, gen, origin);
 		CHECK_MSG(memcmp(got, want, n) == 0, "%s: content at %" PRIu64, name, off);
 	}
 	if (fd >= 0)
@@ -73,6 +79,11 @@ static void check_content(const char *name, uint64_t size, uint64_t gen)
 	close(fd);
 	free(got);
 	free(want);
+}
+
+static void check_content(const char *name, uint64_t size, uint64_t gen)
+{
+	check_content_origin(name, size, gen, NULL);
 }
 
 struct create_case {
@@ -103,8 +114,8 @@ static void test_create(void)
 		struct io_error err;
 		int rc;
 
-		rc = replica_create(top_fd, dir, k->name, k->size, gen, k->nthreads, k->xfer, false,
-				    NULL, &err);
+		rc = replica_create(top_fd, dir, k->name, k->size, gen, NULL, k->nthreads, k->xfer,
+				    false, NULL, &err);
 		CHECK_MSG(rc == 0, "%s: %d %s '%s'", k->name, rc, err.op, err.path);
 		CHECK_U64(err.errnum, 0);
 		check_content(k->name, k->size, gen);
@@ -222,8 +233,8 @@ static void test_not_files(void)
 	struct io_error err;
 	struct stat st;
 
-	CHECK(replica_create(top_fd, dir, "target", 64 * KIB, 5, 1, 64 * KIB, false, NULL, &err) ==
-	      0);
+	CHECK(replica_create(top_fd, dir, "target", 64 * KIB, 5, NULL, 1, 64 * KIB, false, NULL,
+			     &err) == 0);
 	CHECK(symlinkat("target", top_fd, "link") == 0);
 	CHECK(mkdirat(top_fd, "sub", 0755) == 0);
 	CHECK(mkfifoat(top_fd, "fifo", 0644) == 0);
@@ -263,8 +274,8 @@ static void test_no_replace(void)
 	int rc;
 
 	snprintf(expect, sizeof(expect), "%s/r", dir);
-	CHECK(replica_create(top_fd, dir, "r", 2 * MIB, 111, 2, MIB, false, NULL, &err) == 0);
-	rc = replica_create(top_fd, dir, "r", 2 * MIB, 222, 2, MIB, false, NULL, &err);
+	CHECK(replica_create(top_fd, dir, "r", 2 * MIB, 111, NULL, 2, MIB, false, NULL, &err) == 0);
+	rc = replica_create(top_fd, dir, "r", 2 * MIB, 222, NULL, 2, MIB, false, NULL, &err);
 	CHECK(rc == -EEXIST);
 	CHECK_STR(err.op, "rename");
 	CHECK_STR(err.path, expect);
@@ -274,7 +285,7 @@ static void test_no_replace(void)
 	CHECK_U64(info.generation, 111);
 	check_content("r", 2 * MIB, 111);
 
-	rc = replica_create(top_fd, dir, "r", MIB, 333, 2, MIB, true, NULL, &err);
+	rc = replica_create(top_fd, dir, "r", MIB, 333, NULL, 2, MIB, true, NULL, &err);
 	CHECK(rc == 0);
 	CHECK(replica_probe(top_fd, "r", &info) == 0 && info.ours);
 	CHECK_U64(info.generation, 333);
@@ -282,7 +293,7 @@ static void test_no_replace(void)
 	CHECK(ours_remove(top_fd, "r") == 0);
 
 	write_file("foreign", "text", 100, 0);
-	rc = replica_create(top_fd, dir, "foreign", MIB, 444, 2, MIB, false, NULL, &err);
+	rc = replica_create(top_fd, dir, "foreign", MIB, 444, NULL, 2, MIB, false, NULL, &err);
 	CHECK(rc == -EEXIST);
 	CHECK(fstatat(top_fd, "foreign", &st, 0) == 0 && st.st_size == 100);
 	CHECK(count_entries(".tmp.") == 0);
@@ -303,11 +314,12 @@ static void test_race(void)
 
 	pid = fork();
 	if (pid == 0) {
-		rc = replica_create(top_fd, dir, "race", 16 * MIB, 1001, 2, MIB, false, NULL, &err);
+		rc = replica_create(top_fd, dir, "race", 16 * MIB, 1001, NULL, 2, MIB, false, NULL,
+				    &err);
 		_exit(rc == 0 ? 0 : rc == -EEXIST ? 1 : 2);
 	}
 	CHECK(pid > 0);
-	rc = replica_create(top_fd, dir, "race", 16 * MIB, 1002, 2, MIB, false, NULL, &err);
+	rc = replica_create(top_fd, dir, "race", 16 * MIB, 1002, NULL, 2, MIB, false, NULL, &err);
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
 	child_rc = WEXITSTATUS(status);
 	CHECK_MSG((rc == 0 && child_rc == 1) || (rc == -EEXIST && child_rc == 0),
@@ -339,8 +351,8 @@ static void test_refusals(void)
 		struct io_error err;
 		int rc;
 
-		rc = replica_create(top_fd, dir, "refused", cases[i].size, 5, 2, cases[i].xfer,
-				    false, &stop, &err);
+		rc = replica_create(top_fd, dir, "refused", cases[i].size, 5, NULL, 2,
+				    cases[i].xfer, false, &stop, &err);
 		CHECK_MSG(rc == cases[i].rc, "case %zu: %d", i, rc);
 		CHECK_U64(err.errnum, -cases[i].rc);
 		CHECK(count_entries("") == 0);
@@ -358,7 +370,7 @@ static void test_too_big(void)
 	struct io_error err;
 	int rc;
 
-	rc = replica_create(top_fd, dir, "huge", 1ull << 50, 5, 2, MIB, false, &stop, &err);
+	rc = replica_create(top_fd, dir, "huge", 1ull << 50, 5, NULL, 2, MIB, false, &stop, &err);
 	CHECK_MSG(rc == -EFBIG || rc == -ENOSPC || rc == -EINTR, "%d", rc);
 	if (rc != -EINTR)
 		CHECK_STR(err.op, "fallocate");
@@ -407,8 +419,8 @@ static void test_cold(void)
 	close(fd);
 	CHECK(unlinkat(top_fd, "plain", 0) == 0);
 
-	CHECK_U64(replica_create(top_fd, dir, "cold", 16 * MIB, replica_new_generation(), 2, MIB,
-				 false, NULL, NULL),
+	CHECK_U64(replica_create(top_fd, dir, "cold", 16 * MIB, replica_new_generation(), NULL, 2,
+				 MIB, false, NULL, NULL),
 		  0);
 	snprintf(path, sizeof(path), "%s/cold", dir);
 	CHECK_U64(fs_residency_path(path, &r), 0);
@@ -428,13 +440,14 @@ static void test_identity(void)
 	unsigned changed = 99;
 	uint64_t gen = replica_new_generation();
 
-	CHECK_U64(replica_create(top_fd, dir, "ident", MIB, gen, 2, MIB, false, NULL, NULL), 0);
+	CHECK_U64(replica_create(top_fd, dir, "ident", MIB, gen, NULL, 2, MIB, false, NULL, NULL),
+		  0);
 	CHECK_U64(replica_identity_get(top_fd, "ident", &id), 0);
 	CHECK(id.has_generation && id.generation == gen && id.size == MIB && id.ino != 0);
 	CHECK_U64(replica_identity_check(top_fd, "ident", &id, &changed), 0);
 	CHECK_U64(changed, 0);
 
-	CHECK_U64(replica_create(top_fd, dir, "ident2", MIB, replica_new_generation(), 1, MIB,
+	CHECK_U64(replica_create(top_fd, dir, "ident2", MIB, replica_new_generation(), NULL, 1, MIB,
 				 false, NULL, NULL),
 		  0);
 	CHECK(renameat(top_fd, "ident2", top_fd, "ident") == 0);
@@ -452,6 +465,25 @@ static void test_identity(void)
 	CHECK(unlinkat(top_fd, "ident", 0) == 0);
 	CHECK_U64(replica_identity_check(top_fd, "ident", &other, &changed), 1);
 	CHECK_U64(changed, REPLICA_CHANGED_GONE);
+
+	/*
+	 * The origin a replica is created with is read back with its identity (block 0); a
+	 * replica created without one has none: unknown, as an older stagebench's.
+	 */
+	struct pattern_origin origin = {.run_id = "r20", .repetition = 2};
+	gen = replica_new_generation();
+	CHECK_U64(
+	    replica_create(top_fd, dir, "ident", MIB, gen, &origin, 2, MIB, false, NULL, NULL), 0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &id), 0);
+	CHECK(id.has_origin && strcmp(id.origin.run_id, "r20") == 0 && id.origin.repetition == 2);
+	check_content_origin("ident", MIB, gen, &origin);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), 0);
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
+	CHECK_U64(replica_create(top_fd, dir, "ident", MIB, gen, NULL, 2, MIB, false, NULL, NULL),
+		  0);
+	CHECK_U64(replica_identity_get(top_fd, "ident", &other), 0);
+	CHECK(!other.has_origin && other.origin.run_id[0] == '\0');
+	CHECK(unlinkat(top_fd, "ident", 0) == 0);
 
 	CHECK(symlinkat("elsewhere", top_fd, "ident") == 0);
 	CHECK_U64(replica_identity_get(top_fd, "ident", &other), -EINVAL);
@@ -491,8 +523,8 @@ static void test_leftovers(void)
 	make_file(f40, 0, 0);
 	make_file(f4z, MIB, -1);
 	make_file(near, 0, 0);
-	CHECK_U64(replica_create(top_fd, dir, "ours", MIB, replica_new_generation(), 1, MIB, false,
-				 NULL, NULL),
+	CHECK_U64(replica_create(top_fd, dir, "ours", MIB, replica_new_generation(), NULL, 1, MIB,
+				 false, NULL, NULL),
 		  0);
 	CHECK(renameat(top_fd, "ours", top_fd, tmph) == 0);
 	CHECK(symlinkat("elsewhere", top_fd, "stagebench.1a.4MiB.tmp.n1.11.0123456789ab") == 0);

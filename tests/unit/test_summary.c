@@ -36,10 +36,15 @@ static void test_summary_build(void)
 	snprintf(res.host, sizeof(res.host), "host01");
 	snprintf(res.dir, sizeof(res.dir), "/stage/x");
 	snprintf(res.run_tag, sizeof(res.run_tag), "p1");
+	snprintf(res.run_id, sizeof(res.run_id), "run7");
+	snprintf(res.exe_sha256, sizeof(res.exe_sha256), "%064d", 7);
+	res.cores_chosen_by = "threads";
 	snprintf(res.ntp.clocksource, sizeof(res.ntp.clocksource), "tsc");
 	res.seed = plan.run.seed;
 	res.start_at = 1700000000.5;
 	res.tplan.nslots = 0;
+	res.tplan.machine_cores = 4;
+	res.tplan.allowed_cores = 2;
 	res.tests = calloc(1, sizeof(*res.tests));
 	res.parts = calloc(2, sizeof(*res.parts));
 	res.ntests = 1;
@@ -121,9 +126,12 @@ static bool test_summary_says(int which, const char *want)
 static void test_summary_json(void)
 {
 	static const char *const keys[] = {
-	    "\"schema\": \"stagebench.node/2\"",
+	    "\"schema\": \"stagebench.node/3\"",
 	    "\"node\": \"n01\"",
 	    "\"host\": \"host01\"",
+	    "\"build\": {",
+	    "\"source_sha256\": \"",
+	    "\"exe_sha256\": \"0000000000000000000000000000000000000000000000000000000000000007\"",
 	    "\"dir\": \"/stage/x\"",
 	    "\"fs\": {",
 	    "\"clock\": {",
@@ -135,7 +143,10 @@ static void test_summary_json(void)
 	    "\"2b\"",
 	    "\"scale\": \"tiny\"",
 	    "\"seed\": 42",
+	    "\"run_tag\": \"p1\",\n    \"run_id\": \"run7\"",
 	    "\"threads\": [",
+	    "\"cores\": {\n    \"online\": 4,\n    \"allowed\": 2,\n    \"used\": 0,\n    "
+	    "\"chosen_by\": \"threads\"\n  }",
 	    "\"tests\": [",
 	    "\"test\": \"2\"",
 	    "\"title\": \"read_from_ioserver_cache\"",
@@ -147,10 +158,12 @@ static void test_summary_json(void)
 	    "\"counted\": \"bytes read\"",
 	    "\"rate_unit\": \"B/s\"",
 	    "\"count\": 200",
+	    "\"threads\": 0",
 	    "\"bytes\": 1048576",
 	    "\"bandwidth_Bps\": 2097152",
 	    "\"latency_hist\": {",
 	    "\"cache_residency\": null",
+	    "\"replica_origin\": null",
 	    "\"status\": \"ok\"",
 	    "\"error\": null,\n          \"reason\": null",
 	    "\"per_thread\": [",

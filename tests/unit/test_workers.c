@@ -114,7 +114,7 @@ static double now_s(void)
 static void make_replica(const char *name, uint64_t size, uint64_t gen)
 {
 	struct io_error err;
-	int rc = replica_create(top_fd, dir, name, size, gen, 2, MIB, true, NULL, &err);
+	int rc = replica_create(top_fd, dir, name, size, gen, NULL, 2, MIB, true, NULL, &err);
 
 	CHECK_MSG(rc == 0, "replica_create %s: %d (%s)", name, rc, err.op);
 }
@@ -158,6 +158,8 @@ static void test_registry(void)
 		CHECK_MSG(bench_find(ops->name) == ops, "%s", ops->name);
 		CHECK(ops->what && *ops->what);
 		CHECK(ops->run != NULL);
+		/* every kind counts its operations: a kind that declares none is a mistake */
+		CHECK_MSG(ops->expect.ops != 0, "%s declares no expected operations", ops->name);
 		for (size_t k = 0; k < i; k++)
 			CHECK_MSG(strcmp(bench_all[k]->name, ops->name) != 0, "%s twice",
 				  ops->name);
@@ -245,6 +247,28 @@ struct count_case {
 	uint64_t bytes, ops, pages, files;
 };
 
+/* The product of the parameters of p that bits name (struct bench_expect's meaning). */
+static uint64_t expect_product(unsigned bits, const struct bench_params *p)
+{
+	uint64_t v = 1;
+
+	if (!bits)
+		return 0;
+	if (bits & BENCH_BY_COUNT)
+		v *= p->count;
+	if (bits & BENCH_BY_CHUNK)
+		v *= p->chunk;
+	if (bits & BENCH_BY_FILE)
+		v *= p->file_bytes;
+	if (bits & BENCH_BY_PASSES)
+		v *= p->passes;
+	return v;
+}
+
+/*
+ * Every kind's counts, and that they are what its expect declares (the collector's check of a
+ * summary), where the parameters are those a plan gives (N and passes at least 1).
+ */
 static void test_counts(void)
 {
 	const uint64_t pg = (uint64_t)page_size, R = REPLICA_BYTES;
@@ -296,6 +320,16 @@ static void test_counts(void)
 			  r.c.pages);
 		CHECK_MSG(r.c.files == k->files, "case %zu %s: files %" PRIu64, i, k->kind,
 			  r.c.files);
+		const struct bench_expect *x = &bench_find(k->kind)->expect;
+		if ((k->count || !((x->ops | x->bytes) & BENCH_BY_COUNT)) &&
+		    (k->passes || !((x->ops | x->bytes) & BENCH_BY_PASSES))) {
+			CHECK_MSG(r.c.ops == expect_product(x->ops, &p), "case %zu %s: expect ops",
+				  i, k->kind);
+			CHECK_MSG(r.c.bytes == expect_product(x->bytes, &p),
+				  "case %zu %s: expect bytes", i, k->kind);
+			CHECK_MSG(r.c.files == expect_product(x->files, &p),
+				  "case %zu %s: expect files", i, k->kind);
+		}
 		CHECK_U64(r.lat.count, k->ops);
 		CHECK_U64(atomic_load(&r.c.live_ops), k->ops);
 		CHECK_U64(atomic_load(&r.c.live_bytes), k->bytes);
