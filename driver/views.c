@@ -278,19 +278,19 @@ void views_dry_run(const struct plan *p, const struct node_result *res, int dirf
 		size_format(bytes, a, sizeof(a)), (unsigned long long)inodes);
 }
 
-/* One quoted CSV field (RFC 4180: quotes doubled); a control character becomes '?', so no
- * field spans lines or moves a terminal. */
-static void views_csv_field(FILE *f, const char *s, char after)
+void views_csv_field(FILE *f, const char *s, char after)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"')
-			fputs("\"\"", f);
-		else
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	if (s && *s) {
+		fputc('"', f);
+		for (; *s; s++) {
+			unsigned char c = (unsigned char)*s;
+			if (c == '"')
+				fputs("\"\"", f);
+			else
+				fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
 	fputc(after, f);
 }
 
