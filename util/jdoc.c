@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/jdoc.h"
+#include "util/json.h"
 
 #define JDOC_CHUNK (64u << 10)
 /* An object with more members than this has its keys sorted to find a duplicate. */
@@ -122,36 +123,10 @@ static size_t jdoc_utf8_bad(const unsigned char *s, size_t len)
 	size_t i = 0;
 
 	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-		unsigned char lo = 0x80, hi = 0xbf;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3;
-		else
+		size_t n = s[i] < 0x80 ? 1 : json_utf8_len(s + i, len - i);
+		if (!n)
 			return i;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-		else if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-		if (i + 1 >= len || s[i + 1] < lo || s[i + 1] > hi)
-			return i;
-		for (size_t k = 2; k <= n; k++)
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
-				return i;
-		i += n + 1;
+		i += n;
 	}
 	return len;
 }
@@ -437,10 +412,44 @@ static const struct jdoc_value *jdoc_duplicate(struct jdoc_parser *ps, const str
 	return dup;
 }
 
+/* A new value, zeroed, in the arena; NULL (ps->err set) when there is no room. */
+static struct jdoc_value *jdoc_new(struct jdoc_parser *ps)
+{
+	struct jdoc_value *m = jdoc_alloc(ps, sizeof(*m));
+
+	if (m)
+		memset(m, 0, sizeof(*m));
+	return m;
+}
+
+/*
+ * The value of member m of container v parsed and appended, then the delimiter after it: 1
+ * at close (the container ends), 0 at ',' (another member comes), or the error.
+ */
+static int jdoc_append(struct jdoc_parser *ps, struct jdoc_value *v, struct jdoc_value ***tail,
+		       struct jdoc_value *m, int depth, char close)
+{
+	if (jdoc_value(ps, m, depth))
+		return ps->err;
+	**tail = m;
+	*tail = &m->next;
+	v->len++;
+	jdoc_ws(ps);
+	char c = ps->i < ps->len ? ps->p[ps->i] : '\0';
+	ps->i++;
+	if (c == close)
+		return 1;
+	if (c != ',')
+		return jdoc_syntax(ps, "Expecting ',' delimiter", ps->i - 1);
+	jdoc_ws(ps);
+	return 0;
+}
+
 /* The members of the object whose '{' is at ps->i, into v. */
 static int jdoc_object(struct jdoc_parser *ps, struct jdoc_value *v, int depth)
 {
 	struct jdoc_value **tail = &v->first;
+	int rc = 0;
 
 	v->type = JDOC_OBJECT;
 	ps->i++;
@@ -449,35 +458,22 @@ static int jdoc_object(struct jdoc_parser *ps, struct jdoc_value *v, int depth)
 		ps->i++;
 		return 0;
 	}
-	for (;;) {
+	while (rc == 0) {
 		if (ps->i >= ps->len || ps->p[ps->i] != '"')
 			return jdoc_syntax(ps, "Expecting property name enclosed in double quotes",
 					   ps->i);
-		struct jdoc_value *m = jdoc_alloc(ps, sizeof(*m));
-		if (!m)
-			return ps->err;
-		memset(m, 0, sizeof(*m));
-		if (jdoc_string(ps, &m->key, &m->keylen))
+		struct jdoc_value *m = jdoc_new(ps);
+		if (!m || jdoc_string(ps, &m->key, &m->keylen))
 			return ps->err;
 		jdoc_ws(ps);
 		if (ps->i >= ps->len || ps->p[ps->i] != ':')
 			return jdoc_syntax(ps, "Expecting ':' delimiter", ps->i);
 		ps->i++;
 		jdoc_ws(ps);
-		if (jdoc_value(ps, m, depth))
-			return ps->err;
-		*tail = m;
-		tail = &m->next;
-		v->len++;
-		jdoc_ws(ps);
-		char c = ps->i < ps->len ? ps->p[ps->i] : '\0';
-		ps->i++;
-		if (c == '}')
-			break;
-		if (c != ',')
-			return jdoc_syntax(ps, "Expecting ',' delimiter", ps->i - 1);
-		jdoc_ws(ps);
+		rc = jdoc_append(ps, v, &tail, m, depth, '}');
 	}
+	if (rc < 0)
+		return rc;
 	const struct jdoc_value *dup = jdoc_duplicate(ps, v);
 	if (ps->err)
 		return ps->err;
@@ -493,6 +489,7 @@ static int jdoc_object(struct jdoc_parser *ps, struct jdoc_value *v, int depth)
 static int jdoc_array(struct jdoc_parser *ps, struct jdoc_value *v, int depth)
 {
 	struct jdoc_value **tail = &v->first;
+	int rc = 0;
 
 	v->type = JDOC_ARRAY;
 	ps->i++;
@@ -501,25 +498,13 @@ static int jdoc_array(struct jdoc_parser *ps, struct jdoc_value *v, int depth)
 		ps->i++;
 		return 0;
 	}
-	for (;;) {
-		struct jdoc_value *m = jdoc_alloc(ps, sizeof(*m));
+	while (rc == 0) {
+		struct jdoc_value *m = jdoc_new(ps);
 		if (!m)
 			return ps->err;
-		memset(m, 0, sizeof(*m));
-		if (jdoc_value(ps, m, depth))
-			return ps->err;
-		*tail = m;
-		tail = &m->next;
-		v->len++;
-		jdoc_ws(ps);
-		char c = ps->i < ps->len ? ps->p[ps->i] : '\0';
-		ps->i++;
-		if (c == ']')
-			return 0;
-		if (c != ',')
-			return jdoc_syntax(ps, "Expecting ',' delimiter", ps->i - 1);
-		jdoc_ws(ps);
+		rc = jdoc_append(ps, v, &tail, m, depth, ']');
 	}
+	return rc < 0 ? rc : 0;
 }
 
 /* The value at ps->i (white space skipped before) into v; depth: of its container. */
@@ -590,10 +575,9 @@ int jdoc_parse(const char *text, size_t len, bool strict, struct jdoc *doc, char
 		return jdoc_fail(&ps, "not UTF-8 text (byte %zu)", bad);
 	if (strict && jdoc_long_int(&ps))
 		return ps.err;
-	struct jdoc_value *root = jdoc_alloc(&ps, sizeof(*root));
+	struct jdoc_value *root = jdoc_new(&ps);
 	if (!root)
 		return ps.err;
-	memset(root, 0, sizeof(*root));
 	jdoc_ws(&ps);
 	if (jdoc_value(&ps, root, 0) == 0) {
 		jdoc_ws(&ps);
