@@ -15,6 +15,7 @@
 
 #include "driver/arm.h"
 #include "driver/armctl.h"
+#include "driver/views.h"
 #include "platform/clock.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -163,9 +164,39 @@ static const char *armctl_shown(const struct arm_state *st, bool alive)
 	return arm_status_final(st->status) || alive ? st->status : "lost";
 }
 
+/* --format csv: a header and one row of the JSON's fields; empty where one does not apply. */
+static void armctl_print_csv(const struct arm_state *st, bool alive, FILE *f)
+{
+	fprintf(f, "status,recorded_status,pid,alive,start_time,node,run_tag,start_at,interval,"
+		   "parts,exit_code,updated_at,summary,log,error,reason\n");
+	views_csv_field(f, armctl_shown(st, alive), ',');
+	views_csv_field(f, st->status, ',');
+	fprintf(f, "%ld,%s,%llu,", st->pid, alive ? "true" : "false",
+		(unsigned long long)st->start_time);
+	views_csv_field(f, st->node, ',');
+	views_csv_field(f, st->run_tag, ',');
+	if (st->start_at > 0)
+		fprintf(f, "%.6f", st->start_at);
+	fputc(',', f);
+	if (st->interval > 0)
+		fprintf(f, "%.6f", st->interval);
+	fprintf(f, ",%lu,", st->parts);
+	if (st->exit_code >= 0)
+		fprintf(f, "%d", st->exit_code);
+	fprintf(f, ",%.6f,", st->updated_at);
+	views_csv_field(f, st->summary, ',');
+	views_csv_field(f, st->log, ',');
+	views_csv_field(f, st->error, ',');
+	views_csv_field(f, st->reason, '\n');
+}
+
 static void armctl_print(const struct arm_state *st, bool alive, const char *why,
 			 enum format format, FILE *f)
 {
+	if (format == FORMAT_CSV) {
+		armctl_print_csv(st, alive, f);
+		return;
+	}
 	if (format == FORMAT_JSON) {
 		struct json j;
 		json_init(&j, f, true);

@@ -21,6 +21,7 @@
 #include "driver/views.h"
 #include "platform/bounded.h"
 #include "platform/clock.h"
+#include "platform/cpuload.h"
 #include "platform/fsinfo.h"
 #include "util/cpulist.h"
 #include "platform/ours.h"
@@ -256,6 +257,9 @@ static void check_replicas(struct findings *r, int dirfd, const struct node_resu
 /* The stage of the child once only the probe is left. */
 #define CHECK_STAGE_PROBE "running the probe in it"
 
+/* How often the CPUs' load is sampled beside the probe. */
+#define CHECK_SAMPLE_S 0.2
+
 /* What the child that works on the directory tells check_node, one record at a time. */
 enum check_msg_kind {
 	CHECK_MSG_DIR,	   /* the directory opened (text: its real path) or not (out, text: why) */
@@ -322,18 +326,86 @@ static int check_child_work(struct check_child_ctx *c, int fd)
 	check_fs(&c->r, c->o, dirfd, c->res);
 	check_child_say(c, "listing it");
 	check_replicas(&c->r, dirfd, c->res);
-	bool can_write = true;
-	for (size_t i = 0; i < c->r.n; i++) {
-		if (c->r.f[i].level == FINDING_FAIL && strcmp(c->r.f[i].area, "fs") == 0)
-			can_write = false;
+	/* The probe runs where it can write and has room (a spec-scale run may have none). */
+	const struct finding *unusable = NULL;
+	for (size_t i = 0; i < c->r.n && !unusable; i++) {
+		const struct finding *f = &c->r.f[i];
+		if (f->level == FINDING_FAIL && strcmp(f->area, "fs") == 0 &&
+		    strcmp(f->name, "space") != 0 && strcmp(f->name, "inodes") != 0)
+			unusable = f;
 	}
-	check_child_say(c, CHECK_STAGE_PROBE);
-	if (can_write)
-		check_probe(&c->r, c->o, c->topo, dirfd, c->res);
-	else
+	uint64_t bytes, inodes;
+	char a[32], b[32];
+	if (unusable)
+		findings_add(&c->r, FINDING_FAIL, "probe", "run", "skipped: see fs %s",
+			     unusable->name);
+	else if (!check_probe_room(c->o, dirfd, c->res, &bytes, &inodes))
 		findings_add(&c->r, FINDING_FAIL, "probe", "run",
-			     "skipped: the directory cannot be written");
+			     "skipped: no room for it (see fs space): it needs %s and %llu "
+			     "inodes, %s and %llu inodes are free",
+			     size_format(bytes, a, sizeof(a)), (unsigned long long)inodes,
+			     size_format(c->res->fs.bytes_free, b, sizeof(b)),
+			     (unsigned long long)c->res->fs.inodes_free);
+	else if (check_child_say(c, CHECK_STAGE_PROBE) == 0)
+		check_probe(&c->r, c->o, c->topo, dirfd, c->res);
 	return check_child_say(c, NULL);
+}
+
+/* An interval of samples of the CPUs beside the probe's nthreads threads begins. */
+static void check_load_begin(struct cpuload *load, size_t nthreads)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* runnable of ours: the probe's threads, and this process while it reads */
+	cpuload_begin(load, cpus > 0 ? (unsigned)cpus : 1, (unsigned)nthreads + 1,
+		      (unsigned)nthreads);
+}
+
+static void check_sample(struct cpuload *load, pid_t probe)
+{
+	struct cpuload_sample s;
+
+	if (cpuload_read(probe, &s) == 0)
+		cpuload_add(load, &s);
+}
+
+/*
+ * The CPUs' availability beside the probe, as a finding; a probe past the deadline is said to
+ * be slow because of the CPU when the CPU was busy, because of the directory when it was not.
+ */
+static void check_load_say(struct findings *r, const struct cpuload *load, bool probe_late,
+			   const struct check_child_ctx *c)
+{
+	char line[400];
+	bool busy = cpuload_busy(load);
+
+	if (!load->nsamples) {
+		findings_add(r, FINDING_WARN, "cpu", "available", "cannot be read from /proc");
+		busy = false;
+	} else {
+		cpuload_line(load, "the probe's", line, sizeof(line));
+		findings_add(r,
+			     busy && probe_late ? FINDING_FAIL
+			     : busy		? FINDING_WARN
+						: FINDING_OK,
+			     "cpu", "available", "%s beside the probe: %s%s",
+			     busy ? "busy" : "free", line,
+			     busy && !probe_late ? "; the probe's figures measure the CPU as much "
+						   "as the directory"
+						 : "");
+	}
+	if (probe_late && busy)
+		findings_add(r, FINDING_FAIL, "probe", "run",
+			     "not finished after %d s: the CPU is busy (see cpu available), so "
+			     "the probe could not have its cores; %s was not judged: check again "
+			     "when the node is idle",
+			     c->deadline_s, c->res->dir);
+	else if (probe_late) /* slow or stuck: either way the directory cannot hold a run */
+		findings_add(r, FINDING_FAIL, "probe", "run",
+			     "not finished after %d s: %s answers too slowly, or stopped "
+			     "answering, while the probe read and wrote in it (the CPU was free: "
+			     "see cpu available)",
+			     c->deadline_s, c->res->dir);
 }
 
 /* The child: its work, then what it inherited freed, as the command frees it. */
@@ -358,9 +430,10 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 {
 	static struct check_msg m;
 	struct bounded b;
+	struct cpuload load;
 	char stage[128] = "starting";
 	enum outcome out = OUTCOME_OK;
-	bool opened = false;
+	bool opened = false, sampling = false, sampled = false;
 	int rc = bounded_start(&b, c->deadline_s, check_child, c);
 
 	if (rc) {
@@ -368,7 +441,21 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 			     strerror(-rc));
 		return OUTCOME_OK;
 	}
-	while ((rc = bounded_read(&b, &m, sizeof(m), &stop_signal)) == 1) {
+	while ((rc = bounded_read_tick(&b, &m, sizeof(m), &stop_signal,
+				       sampling ? CHECK_SAMPLE_S : 0)) == 1 ||
+	       rc == -EAGAIN) {
+		/* beside the probe: how available the CPUs are to it */
+		if (rc == -EAGAIN || (sampling && m.kind == CHECK_MSG_FINDING))
+			check_sample(&load, b.pid);
+		if (sampling && rc == 1 && m.kind == CHECK_MSG_FINDING)
+			sampling = false; /* the probe is over: its findings come */
+		if (rc == -EAGAIN)
+			continue;
+		if (m.kind == CHECK_MSG_STAGE && strcmp(m.text, CHECK_STAGE_PROBE) == 0) {
+			check_load_begin(&load, c->res->tplan.nslots);
+			check_sample(&load, b.pid);
+			sampling = sampled = true;
+		}
 		if (m.kind == CHECK_MSG_STAGE)
 			snprintf(stage, sizeof(stage), "%s", m.text);
 		else if (m.kind == CHECK_MSG_FINDING && r->n < FINDINGS_MAX)
@@ -391,19 +478,19 @@ static enum outcome check_dir(struct check_child_ctx *c, struct findings *r, cha
 	}
 	if (rc == -ETIMEDOUT) {
 		/* Past the deadline: the child is asked to stop and clean up, then killed. */
+		if (sampling)
+			check_sample(&load, b.pid);
 		bounded_signal(&b, SIGTERM, CHECK_GRACE_S);
 		while (bounded_read(&b, &m, sizeof(m), &stop_signal) == 1)
 			;
 	}
 	int status = bounded_end(&b);
-	/* A probe that runs too long is slow or stuck: either way the directory cannot hold a run.
-	 */
-	if (rc == -ETIMEDOUT && strcmp(stage, CHECK_STAGE_PROBE) == 0)
-		findings_add(
-		    r, FINDING_FAIL, "probe", "run",
-		    "not finished after %d s: %s answers too slowly, or stopped answering, "
-		    "while the probe read and wrote in it",
-		    c->deadline_s, c->res->dir);
+	bool probe_late = rc == -ETIMEDOUT && strcmp(stage, CHECK_STAGE_PROBE) == 0;
+	/* A probe past the deadline is judged with the CPUs' availability beside it. */
+	if (sampled)
+		check_load_say(r, &load, probe_late, c);
+	if (probe_late)
+		;
 	else if (rc == -ETIMEDOUT)
 		findings_add(r, FINDING_FAIL, "fs", "responding",
 			     "not responding after %d s (while %s): a call on %s never returned; "

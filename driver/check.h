@@ -12,6 +12,13 @@
 #include "driver/run.h"
 #include "platform/topo.h"
 
+/*
+ * Whether dirfd has room for the probe (res->fs, read before): the bytes and inodes it needs
+ * into *bytes and *inodes.
+ */
+bool check_probe_room(const struct options *o, int dirfd, const struct node_result *res,
+		      uint64_t *bytes, uint64_t *inodes);
+
 /* The probe (check_probe.c): three short parts on every core in dirfd, their findings. */
 void check_probe(struct findings *r, const struct options *o, struct topo *topo, int dirfd,
 		 struct node_result *res);

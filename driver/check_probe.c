@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "driver/check.h"
+#include "driver/inventory.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
 #include "platform/fsinfo.h"
@@ -70,23 +71,46 @@ static void check_probe_say(struct findings *r, const struct part_result *pr, co
 		    size_format(pr->bytes / (nthreads ? nthreads : 1), b, sizeof(b)), nthreads);
 }
 
+/* The probe's plan, its replica named for this process. 0, or -EINVAL with why. */
+static int check_probe_plan(const struct options *o, struct plan *plan, char *why, size_t whylen)
+{
+	char replica[64], token[FS_TOKEN_LEN + 1];
+
+	fs_token(token, sizeof(token));
+	names_probe(replica, sizeof(replica), (long)getpid(), token);
+	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS, o->scale,
+			    replica, plan, why, whylen) != 0)
+		return -EINVAL;
+	plan->run.repeat = CHECK_PROBE_REPEAT;
+	return 0;
+}
+
+bool check_probe_room(const struct options *o, int dirfd, const struct node_result *res,
+		      uint64_t *bytes, uint64_t *inodes)
+{
+	struct plan plan;
+	char why[256];
+
+	*bytes = *inodes = 0;
+	if (check_probe_plan(o, &plan, why, sizeof(why)) != 0)
+		return true; /* check_probe says why */
+	inventory_needs(&plan, dirfd, res->tplan.nslots, bytes, inodes);
+	return !res->fs_ok || (*bytes <= res->fs.bytes_free &&
+			       (!res->fs.inodes_total || *inodes <= res->fs.inodes_free));
+}
+
 void check_probe(struct findings *r, const struct options *o, struct topo *topo, int dirfd,
 		 struct node_result *res)
 {
 	const struct run_env env = {.topo = topo, .dirfd = dirfd, .progress = false};
 	struct plan plan;
-	char replica[64], why[256];
+	char why[256];
 
-	char token[FS_TOKEN_LEN + 1];
-	fs_token(token, sizeof(token));
-	names_probe(replica, sizeof(replica), (long)getpid(), token);
-	if (plan_build_test(&check_probe_test, check_probe_parts, CHECK_PROBE_NPARTS, o->scale,
-			    replica, &plan, why, sizeof(why)) != 0) {
+	if (check_probe_plan(o, &plan, why, sizeof(why)) != 0) {
 		findings_add(r, FINDING_FAIL, "probe", "plan", "the probe cannot be planned: %s",
 			     why);
 		return;
 	}
-	plan.run.repeat = CHECK_PROBE_REPEAT;
 	plan.run.xfer = o->xfer;
 	plan.run.buffer_offset = res->bufplace.offset; /* the placement reported */
 	plan.run.seed = 1;

@@ -67,10 +67,11 @@ int cmdenv_finish(struct cmdenv *e, enum outcome out);
 int cmdenv_fail(struct cmdenv *e, enum outcome out, const char *why);
 
 /*
- * STAGEBENCH_HUNG_DIR_SECONDS: for tests, the deadline of `check` and `info` on a --dir that
- * does not answer, in whole seconds from 1 to 3600, instead of their compiled-in ones
- * (CHECK_DEADLINE_S 25, INVENTORY_DEADLINE_S 20), so that a test of a hung directory need not
- * wait them out. Unset, empty or not such a number: the compiled-in one.
+ * STAGEBENCH_HUNG_DIR_SECONDS: for tests, the deadline of `check` and `info` on a --dir, and of
+ * `check --health` on a --results, that does not answer, in whole seconds from 1 to 3600,
+ * instead of their compiled-in ones (CHECK_DEADLINE_S 25, INVENTORY_DEADLINE_S 20,
+ * HEALTH_DEADLINE_S 10), so that a test of a hung directory need not wait them out. Unset,
+ * empty or not such a number: the compiled-in one.
  */
 #define CMDENV_HUNG_DIR_ENV "STAGEBENCH_HUNG_DIR_SECONDS"
 #define CMDENV_HUNG_DIR_MAX 3600

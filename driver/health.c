@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `stagebench check --health`: judge this node from the summaries of its latest run, within a
- * second and without running anything. Only names stagebench writes are looked at (found by
- * probing, not by listing a directory of thousands of nodes' files), every file is opened
- * without following a link and read up to a bound, and the one line printed is plain ASCII.
+ * deadline and without running anything. Everything that touches the results directory runs
+ * in a child (platform/bounded.h): a hung filesystem gives one line, not a hung health check.
+ * Only names stagebench writes are looked at (found by probing, not by listing a directory of
+ * thousands of nodes' files), every file is opened without following a link and read through
+ * the collector's door, and the one line printed is plain ASCII.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,29 +21,66 @@
 
 #include "driver/health.h"
 #include "driver/plan.h"
-#include "util/jscan.h"
+#include "driver/stop.h"
+#include "driver/views.h"
+#include "platform/bounded.h"
+#include "platform/clock.h"
+#include "util/log.h"
 
-#define HEALTH_MAX_BYTES (64u << 20) /* a summary larger than this is refused as damaged */
-#define HEALTH_MAX_DIRS	 256	     /* the newest subdirectories looked into */
-#define HEALTH_MAX_REPS	 1000
-#define HEALTH_LINE	 200
+#define HEALTH_MAX_REPS 1000
+#define HEALTH_NAME	384
+/* How long a child past its deadline gets to end (it is then left behind). */
+#define HEALTH_GRACE_S 1.0
 
-struct health_dir {
-	char name[256];
-	time_t mtime;
+static const char *const health_state_names[HEALTH_NSTATES] = {
+    "ok", "unhealthy", "not_answering", "no_recent_data", "cannot_judge", "config_error"};
+static const enum outcome health_state_outcomes[HEALTH_NSTATES] = {
+    OUTCOME_OK,		  OUTCOME_FAILED,	OUTCOME_FAILED,
+    OUTCOME_PRECONDITION, OUTCOME_PRECONDITION, OUTCOME_USAGE};
+static const char *const health_history_names[HEALTH_HISTORY_NSTATES] = {
+    "none", "ok", "flagged", "stale", "future", "damaged"};
+
+const char *health_state_name(enum health_state state)
+{
+	return (unsigned)state < HEALTH_NSTATES ? health_state_names[state] : "?";
+}
+
+const char *health_history_name(enum health_history_state state)
+{
+	return (unsigned)state < HEALTH_HISTORY_NSTATES ? health_history_names[state] : "?";
+}
+
+/* What the child tells the parent: what it starts doing, then its verdict. */
+enum health_msg_kind { HEALTH_MSG_STAGE, HEALTH_MSG_VERDICT };
+
+struct health_msg {
+	enum health_msg_kind kind;
+	char stage[HEALTH_NAME + 64];
+	struct health_verdict v;
 };
 
+struct health_ctx {
+	const struct options *o;
+	const char *node;
+	double now;
+	int fd; /* the pipe to the parent */
+};
+
+/* A run directory of this node: its name under --results and the instant it recorded. */
 struct health_run {
-	char where[256]; /* the run directory's name, or "" for --results itself */
-	time_t newest;
-	size_t fresh;
+	char where[256];
+	double at;
 };
 
-struct health_verdict {
-	enum outcome out;
-	size_t ok;
-	char line[HEALTH_LINE + 64];
-};
+static void health_stage(struct health_ctx *c, const char *fmt, const char *a, const char *b)
+{
+	static struct health_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = HEALTH_MSG_STAGE;
+	snprintf(m.stage, sizeof(m.stage), fmt, a, b);
+	bounded_send(c->fd, &m, sizeof(m));
+}
 
 /* s made one printable ASCII line of at most HEALTH_LINE bytes (a drain reason). */
 static void health_plain(char *s)
@@ -52,140 +93,221 @@ static void health_plain(char *s)
 	s[n] = '\0';
 }
 
-/* name in dirfd: a fresh regular file (not a link); its mtime in *mtime. */
-static bool health_fresh(int dirfd, const char *name, time_t cutoff, time_t *mtime)
+/* The verdict's state and outcome, and its line from fmt. */
+static void health_say(struct health_verdict *v, enum health_state state, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void health_say(struct health_verdict *v, enum health_state state, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->state = state;
+	v->out = health_state_outcomes[state];
+	va_start(ap, fmt);
+	vsnprintf(v->line, sizeof(v->line), fmt, ap);
+	va_end(ap);
+}
+
+/* More said after the line, while it fits. */
+static void health_add(struct health_verdict *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void health_add(struct health_verdict *v, const char *fmt, ...)
+{
+	size_t n = strlen(v->line);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->line + n, sizeof(v->line) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* name in dirfd: a regular file (not a link). */
+static bool health_is_file(int dirfd, const char *name, struct stat *st)
+{
+	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
+}
+
+/* Where the walk over node's summary names in a directory is. */
+struct health_names {
+	bool flat_done; /* NODE.json looked for */
+	size_t p;	/* the part, in the catalogue's order */
+	unsigned k;	/* its last repetition found */
+};
+
+/*
+ * The next of node's summaries in dirfd, in order: NODE.json, then NODE.PART.repK.json for
+ * each part and K from 1 while they exist; its name into name, or false at the end. A link or
+ * another kind of file is no summary (and ends its part's repetitions).
+ */
+static bool health_next(int dirfd, const char *node, struct health_names *it, char *name,
+			size_t len)
 {
 	struct stat st;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-		return false;
-	*mtime = st.st_mtime;
-	return st.st_mtime >= cutoff;
+	if (!it->flat_done) {
+		it->flat_done = true;
+		snprintf(name, len, "%s.json", node);
+		if (health_is_file(dirfd, name, &st))
+			return true;
+	}
+	while (it->p < plan_nparts) {
+		snprintf(name, len, "%s.%s.rep%u.json", node, plan_parts[it->p].name, ++it->k);
+		if (it->k <= HEALTH_MAX_REPS && health_is_file(dirfd, name, &st))
+			return true;
+		it->p++;
+		it->k = 0;
+	}
+	return false;
 }
 
 /*
- * Call fn for every summary of node in dirfd: NODE.json, then NODE.PART.repK.json for each
- * part and K from 1 while they exist. Returns how many there were (fresh or not).
+ * The text of name in dirfd through the collector's file door (a regular file, not a link, at
+ * most HEALTH_DOOR_MAX_BYTES): 0 with *buf (to free) and *len; -errno with why.
  */
-static size_t health_each(int dirfd, const char *node, time_t cutoff,
-			  void (*fn)(int dirfd, const char *name, time_t mtime, void *arg),
-			  void *arg)
-{
-	char name[384];
-	time_t mtime;
-	size_t n = 0;
-
-	snprintf(name, sizeof(name), "%s.json", node);
-	if (fstatat(dirfd, name, &(struct stat){0}, AT_SYMLINK_NOFOLLOW) == 0 && ++n &&
-	    health_fresh(dirfd, name, cutoff, &mtime))
-		fn(dirfd, name, mtime, arg);
-	for (size_t p = 0; p < plan_nparts; p++) {
-		for (unsigned k = 1; k <= HEALTH_MAX_REPS; k++) {
-			snprintf(name, sizeof(name), "%s.%s.rep%u.json", node, plan_parts[p].name,
-				 k);
-			if (fstatat(dirfd, name, &(struct stat){0}, AT_SYMLINK_NOFOLLOW))
-				break;
-			n++;
-			if (health_fresh(dirfd, name, cutoff, &mtime))
-				fn(dirfd, name, mtime, arg);
-		}
-	}
-	return n;
-}
-
-static void health_note_newest(int dirfd, const char *name, time_t mtime, void *arg)
-{
-	struct health_run *r = arg;
-
-	(void)dirfd;
-	(void)name;
-	if (r->fresh++ == 0 || mtime > r->newest)
-		r->newest = mtime;
-}
-
-static int health_by_mtime(const void *a, const void *b)
-{
-	const struct health_dir *x = a, *y = b;
-
-	return (x->mtime < y->mtime) - (x->mtime > y->mtime);
-}
-
-/* The subdirectories of dirfd modified since cutoff, newest first: how many (at most max). */
-static size_t health_subdirs(int dirfd, time_t cutoff, struct health_dir *out, size_t max)
-{
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	size_t n = 0;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((e = readdir(d)) != NULL) {
-		struct stat st;
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(out[0].name) ||
-		    (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
-			continue;
-		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
-		    st.st_mtime < cutoff)
-			continue;
-		if (n == max) { /* full: replace the oldest kept when this one is newer */
-			qsort(out, n, sizeof(*out), health_by_mtime);
-			if (st.st_mtime <= out[n - 1].mtime)
-				continue;
-			n--;
-		}
-		snprintf(out[n].name, sizeof(out[n].name), "%s", e->d_name);
-		out[n++].mtime = st.st_mtime;
-	}
-	closedir(d);
-	qsort(out, n, sizeof(*out), health_by_mtime);
-	return n;
-}
-
-/* The file's status and first error: 0, or -errno (-EINVAL: damaged, -EFBIG: too large). */
-static int health_read(int dirfd, const char *name, char *status, size_t slen, char *err,
-		       size_t elen)
+static int health_read(int dirfd, const char *name, char **buf, size_t *len, char *why,
+		       size_t whylen)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	char *buf = NULL;
 	size_t got = 0;
 	int rc = 0;
 
-	if (fd < 0)
-		return -errno;
+	*buf = NULL;
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot read: %s", strerror(-rc));
+		return rc;
+	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "not a regular file");
 		rc = -EINVAL;
 		goto out;
 	}
-	if (st.st_size > (off_t)HEALTH_MAX_BYTES) {
+	if (st.st_size > (off_t)HEALTH_DOOR_MAX_BYTES) {
+		snprintf(why, whylen, "%lld bytes, over the %u MiB a file may be",
+			 (long long)st.st_size, HEALTH_DOOR_MAX_BYTES >> 20);
 		rc = -EFBIG;
 		goto out;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		snprintf(why, whylen, "cannot read: %s", strerror(ENOMEM));
 		rc = -ENOMEM;
 		goto out;
 	}
 	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r <= 0) {
-			rc = r < 0 ? -errno : 0;
+		ssize_t r = read(fd, *buf + got, (size_t)st.st_size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			snprintf(why, whylen, "cannot read: %s", strerror(-rc));
 			break;
 		}
+		if (r == 0)
+			break;
 		got += (size_t)r;
 	}
-	if (rc == 0 && jscan_member(buf, got, "status", status, slen))
-		rc = -EINVAL;
-	if (rc == 0 && jscan_member(buf, got, "errors", err, elen))
-		err[0] = '\0';
+	*len = got;
 out:
-	free(buf);
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+	}
 	close(fd);
 	return rc;
+}
+
+/* A summary through the door: 0 with s, or -errno with the collector's reason in why. */
+static int health_summary(struct health_ctx *c, int dirfd, const char *where, const char *name,
+			  struct health_summary *s, char *why, size_t whylen)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	health_stage(c, "reading %s%s", where, name);
+	rc = health_read(dirfd, name, &buf, &len, why, whylen);
+	if (rc == 0) {
+		rc = health_door_summary(buf, len, s, why, whylen);
+		free(buf);
+	}
+	return rc;
+}
+
+/*
+ * The instant a run directory of node recorded: that of its first summary of node (a run's
+ * summaries were all written by one run), or, when that one cannot be read or records none,
+ * the file's modification time. false when dirfd holds no summary of node.
+ */
+static bool health_run_at(struct health_ctx *c, int dirfd, const char *where, double *at)
+{
+	struct health_names it = {false, 0, 0};
+	char name[HEALTH_NAME], why[256];
+	struct health_summary s;
+	struct stat st;
+
+	if (!health_next(dirfd, c->node, &it, name, sizeof(name)))
+		return false;
+	if (health_summary(c, dirfd, where, name, &s, why, sizeof(why)) == 0 && s.at > 0) {
+		*at = s.at;
+		return true;
+	}
+	*at = health_is_file(dirfd, name, &st) ? (double)st.st_mtime : 0;
+	return true;
+}
+
+/* One candidate run: the latest one not dated in the future is kept, the future ones counted. */
+static void health_consider(struct health_ctx *c, struct health_verdict *v, struct health_run *best,
+			    const char *where, double at)
+{
+	if (at > c->now + HEALTH_FUTURE_S) {
+		if (!v->nfuture++ || at > v->future_at) {
+			snprintf(v->future, sizeof(v->future), "%s", *where ? where : ".");
+			v->future_at = at;
+		}
+		return;
+	}
+	if (!v->has_run || at > best->at) {
+		snprintf(best->where, sizeof(best->where), "%s", where);
+		best->at = at;
+		v->has_run = true;
+	}
+}
+
+/*
+ * The latest run of node under rfd: --results itself, then every subdirectory (whatever its
+ * name or modification time: what decides is the instant the run recorded).
+ */
+static void health_latest(struct health_ctx *c, int rfd, struct health_verdict *v,
+			  struct health_run *best)
+{
+	int fd = dup(rfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	double at;
+
+	if (health_run_at(c, rfd, "", &at))
+		health_consider(c, v, best, "", at);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	health_stage(c, "listing %s%s", c->o->results, "");
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(best->where) ||
+		    (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		int sub = openat(rfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		char where[300];
+		snprintf(where, sizeof(where), "%s/", e->d_name);
+		if (health_run_at(c, sub, where, &at))
+			health_consider(c, v, best, e->d_name, at);
+		close(sub);
+	}
+	closedir(d);
 }
 
 /* The part a launcher's file name says (NODE.PART.repK.json), else "run". */
@@ -199,109 +321,202 @@ static void health_part(const char *name, const char *node, char *part, size_t l
 		snprintf(part, len, "run");
 }
 
-struct health_judge {
-	struct health_verdict *v;
-	const char *node, *where;
-};
-
-static void health_judge_one(int dirfd, const char *name, time_t mtime, void *arg)
+/* Every summary of node in the latest run: the first failure, else the first invalid one. */
+static void health_judge(struct health_ctx *c, int rfd, const struct health_run *run,
+			 struct health_verdict *v)
 {
-	struct health_judge *j = arg;
-	struct health_verdict *v = j->v;
-	char status[32], err[HEALTH_LINE], part[64];
-	int rc = health_read(dirfd, name, status, sizeof(status), err, sizeof(err));
+	struct health_names it = {false, 0, 0};
+	char name[HEALTH_NAME], why[256], where[300];
+	struct health_summary s;
+	bool invalid = false;
+	int fd = *run->where
+		     ? openat(rfd, run->where, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		     : dup(rfd);
 
-	(void)mtime;
-	if (v->out == OUTCOME_FAILED)
-		return; /* the first failure found is the reason given */
-	if (rc) {
-		v->out = OUTCOME_PRECONDITION;
-		snprintf(v->line, sizeof(v->line), "stagebench: cannot judge: summary %s%s%s %s",
-			 j->where, *j->where ? "/" : "", name,
-			 rc == -EINVAL	? "is damaged"
-			 : rc == -EFBIG ? "is too large"
-					: strerror(-rc));
-		return;
-	}
-	if (strcmp(status, "ok") == 0) {
-		v->ok++;
-		return;
-	}
-	health_part(name, j->node, part, sizeof(part));
-	v->out = OUTCOME_FAILED;
-	snprintf(v->line, sizeof(v->line), "stagebench: %s %s%s%s: %s", part, status,
-		 *j->where ? " in " : "", j->where, *err ? err : "no error recorded");
-}
-
-/* The newest run of node among --results itself and its recent subdirectories. */
-static bool health_newest(int rfd, const char *node, time_t cutoff, struct health_run *best)
-{
-	static struct health_dir dirs[HEALTH_MAX_DIRS];
-	struct health_run r = {{0}, 0, 0};
-	size_t n = health_subdirs(rfd, cutoff, dirs, HEALTH_MAX_DIRS);
-
-	health_each(rfd, node, cutoff, health_note_newest, &r);
-	*best = r;
-	for (size_t i = 0; i < n; i++) {
-		if (best->fresh && dirs[i].mtime < best->newest)
-			break; /* files only make a directory newer: none further can win */
-		int fd = openat(rfd, dirs[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+	snprintf(where, sizeof(where), "%s%s", run->where, *run->where ? "/" : "");
+	while (fd >= 0 && health_next(fd, c->node, &it, name, sizeof(name))) {
+		v->judged++;
+		int rc = health_summary(c, fd, where, name, &s, why, sizeof(why));
+		if (rc == 0 && s.other_schema[0])
+			snprintf(why, sizeof(why), "is a %s file, not a node summary",
+				 s.other_schema);
+		else if (rc == 0 && strcmp(s.node, c->node) != 0)
+			snprintf(why, sizeof(why), "is node %s's, not %s's", s.node, c->node);
+		if (rc != 0 || s.other_schema[0] || strcmp(s.node, c->node) != 0) {
+			if (!invalid)
+				health_say(v, HEALTH_CANNOT_JUDGE,
+					   "stagebench: cannot judge: summary %s%s %s%s", where,
+					   name, rc != 0 ? "is invalid: " : "", why);
+			invalid = true;
 			continue;
-		struct health_run s = {{0}, 0, 0};
-		health_each(fd, node, cutoff, health_note_newest, &s);
-		close(fd);
-		if (s.fresh && (!best->fresh || s.newest > best->newest)) {
-			snprintf(s.where, sizeof(s.where), "%s", dirs[i].name);
-			*best = s;
 		}
+		if (s.at > v->run_at)
+			v->run_at = s.at;
+		if (strcmp(s.status, "ok") == 0) {
+			v->ok++;
+			continue;
+		}
+		health_part(name, c->node, v->part, sizeof(v->part));
+		snprintf(v->error, sizeof(v->error), "%s",
+			 s.error[0] ? s.error : "no error recorded");
+		health_say(v, HEALTH_UNHEALTHY, "stagebench: %s %s%s%s: %s", v->part, s.status,
+			   *run->where ? " in " : "", run->where, v->error);
+		break;
 	}
-	return best->fresh > 0;
+	if (fd >= 0)
+		close(fd);
+	if (v->judged && !invalid && v->state == HEALTH_OK)
+		health_say(v, HEALTH_OK, "stagebench: ok: %zu summar%s ok%s%s, %.1f h ago", v->ok,
+			   v->ok == 1 ? "y" : "ies", *run->where ? " in " : "", run->where,
+			   (c->now - v->run_at) / 3600.0);
+	else if (!v->judged)
+		health_say(v, HEALTH_NO_RECENT_DATA, "stagebench: no recent data: %s vanished",
+			   *run->where ? run->where : c->o->results);
 }
 
-enum outcome health_check(const struct options *o, const char *node)
+/* The history's judgement beside the runs: read, and what it says of node. */
+static void health_history(struct health_ctx *c, int rfd, struct health_verdict *v)
 {
-	struct health_verdict v = {OUTCOME_OK, 0, ""};
-	struct health_run run;
-	time_t now = time(NULL), cutoff = now - (time_t)o->max_age;
+	char *buf;
+	size_t len;
+	int rc;
+
+	health_stage(c, "reading %s%s", HEALTH_DOOR_HISTORY, "");
+	rc = health_read(rfd, HEALTH_DOOR_HISTORY, &buf, &len, v->history_why,
+			 sizeof(v->history_why));
+	if (rc == -ENOENT) {
+		v->history = HEALTH_HISTORY_NONE;
+		v->history_why[0] = '\0';
+		return;
+	}
+	if (rc == 0) {
+		rc = health_door_history(buf, len, c->node, &v->hist, v->history_why,
+					 sizeof(v->history_why));
+		free(buf);
+	}
+	if (rc)
+		v->history = HEALTH_HISTORY_DAMAGED;
+	else if (v->hist.written_at > c->now + HEALTH_FUTURE_S)
+		v->history = HEALTH_HISTORY_FUTURE;
+	else if (c->now - v->hist.written_at > c->o->max_age)
+		v->history = HEALTH_HISTORY_STALE;
+	else
+		v->history = v->hist.nflags ? HEALTH_HISTORY_FLAGGED : HEALTH_HISTORY_OK;
+}
+
+/* A lasting regression of node fails it (unless a summary failed it already). */
+static void health_history_say(struct health_ctx *c, struct health_verdict *v)
+{
+	const struct health_history *h = &v->hist;
+
+	if (v->history == HEALTH_HISTORY_FLAGGED && v->state != HEALTH_UNHEALTHY) {
+		health_say(v, HEALTH_UNHEALTHY, "stagebench: %s: lasting regression:", c->node);
+		for (size_t i = 0; i < h->nflags && i < HEALTH_DOOR_MAX_FLAGS; i++)
+			health_add(v, "%s %s %+.0f%% since %s", i ? ";" : "", h->flags[i].part,
+				   h->flags[i].size * 100.0, h->flags[i].first_night);
+		if (h->nflags > HEALTH_DOOR_MAX_FLAGS)
+			health_add(v, "; %zu more", h->nflags - HEALTH_DOOR_MAX_FLAGS);
+		health_add(v, " (judged in %s)", h->run_id);
+	}
+	if (v->nfuture)
+		health_add(v, "; ignored %zu run%s dated in the future (%s, %.0f h ahead)",
+			   v->nfuture, v->nfuture == 1 ? "" : "s", v->future,
+			   (v->future_at - c->now) / 3600.0);
+	if (v->history == HEALTH_HISTORY_DAMAGED)
+		health_add(v, "; " HEALTH_DOOR_HISTORY " ignored: %s", v->history_why);
+	else if (v->history == HEALTH_HISTORY_FUTURE)
+		health_add(v, "; " HEALTH_DOOR_HISTORY " ignored: written %.0f h in the future",
+			   (h->written_at - c->now) / 3600.0);
+}
+
+/* The child's work: everything that touches the results directory, which may never answer. */
+static int health_child(void *arg, int fd)
+{
+	static struct health_msg m;
+	struct health_ctx *c = arg;
+	struct health_verdict *v = &m.v;
+	struct health_run best = {"", 0};
+	const char *results = c->o->results;
+
+	c->fd = fd;
+	memset(&m, 0, sizeof(m));
+	health_stage(c, "opening %s%s", results, "");
+	int rfd = open(results, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0) {
+		health_say(v, HEALTH_CONFIG_ERROR,
+			   "stagebench: configuration error: results directory %s: %s", results,
+			   errno == ENOTDIR ? "not a directory" : strerror(errno));
+		goto out;
+	}
+	health_latest(c, rfd, v, &best);
+	if (!v->has_run || best.at < c->now - c->o->max_age)
+		health_say(
+		    v, HEALTH_NO_RECENT_DATA,
+		    "stagebench: no recent data: no result of %s in the last %.1f h under %s",
+		    c->node, c->o->max_age / 3600.0, results);
+	else {
+		snprintf(v->run, sizeof(v->run), "%s", best.where);
+		v->run_at = best.at;
+		health_judge(c, rfd, &best, v);
+	}
+	health_history(c, rfd, v);
+	health_history_say(c, v);
+	close(rfd);
+out:
+	health_plain(v->line);
+	m.kind = HEALTH_MSG_VERDICT;
+	return bounded_send(fd, &m, sizeof(m));
+}
+
+enum outcome health_check(const struct options *o, const char *node, int deadline_s)
+{
+	static struct health_msg m;
+	static struct health_verdict v;
+	struct health_ctx c = {o, node, clock_wall(), -1};
+	char stage[sizeof(m.stage)] = "starting";
+	struct bounded b;
+	bool answered = false;
+	int rc;
 
 	if (!o->results || !*o->results) {
-		fprintf(stderr, "stagebench: error: check --health needs --results DIR (or "
-				"STAGEBENCH_RESULTS): where this node's summaries are\n");
+		log_err("check --health needs --results DIR (or STAGEBENCH_RESULTS): where this "
+			"node's summaries are");
 		return OUTCOME_USAGE;
 	}
-	int rfd = open(o->results, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0) {
-		v.out = OUTCOME_PRECONDITION;
-		snprintf(v.line, sizeof(v.line), "stagebench: no recent data: results %s: %s",
-			 o->results, strerror(errno));
-	} else if (!health_newest(rfd, node, cutoff, &run)) {
-		v.out = OUTCOME_PRECONDITION;
-		snprintf(v.line, sizeof(v.line),
-			 "stagebench: no recent data: no result of %s in the last %.1f h under %s",
-			 node, o->max_age / 3600.0, o->results);
-	} else {
-		int fd = *run.where ? openat(rfd, run.where,
-					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-				    : dup(rfd);
-		struct health_judge j = {&v, node, run.where};
-		if (fd >= 0) {
-			health_each(fd, node, cutoff, health_judge_one, &j);
-			close(fd);
-		}
-		if (v.out == OUTCOME_OK && v.ok == 0) {
-			v.out = OUTCOME_PRECONDITION;
-			snprintf(v.line, sizeof(v.line), "stagebench: no recent data: %s vanished",
-				 run.where);
-		} else if (v.out == OUTCOME_OK)
-			snprintf(v.line, sizeof(v.line),
-				 "stagebench: ok: %zu summar%s ok%s%s, %.1f h ago", v.ok,
-				 v.ok == 1 ? "y" : "ies", *run.where ? " in " : "", run.where,
-				 (double)(now - run.newest) / 3600.0);
+	if ((rc = bounded_start(&b, deadline_s, health_child, &c)) != 0) {
+		log_err("cannot start the health check: %s", strerror(-rc));
+		return OUTCOME_FAILED;
 	}
-	if (rfd >= 0)
-		close(rfd);
-	health_plain(v.line);
-	printf("%s\n", v.line);
+	while ((rc = bounded_read(&b, &m, sizeof(m), &stop_signal)) == 1) {
+		if (m.kind == HEALTH_MSG_STAGE)
+			snprintf(stage, sizeof(stage), "%s", m.stage);
+		else {
+			v = m.v;
+			answered = true;
+		}
+	}
+	if (rc == -EINTR || rc == -ETIMEDOUT)
+		bounded_signal(&b, SIGKILL, HEALTH_GRACE_S);
+	bounded_end(&b);
+	if (rc == -EINTR) {
+		log_err("interrupted by %s", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+		return stop_signal == SIGTERM ? OUTCOME_INTERRUPTED_TERM : OUTCOME_INTERRUPTED_INT;
+	}
+	if (!answered) {
+		memset(&v, 0, sizeof(v));
+		if (rc == -ETIMEDOUT)
+			health_say(
+			    &v, HEALTH_NOT_ANSWERING,
+			    "stagebench: results filesystem not answering: no answer from %s "
+			    "within %d s (while %s)",
+			    o->results, deadline_s, stage);
+		else
+			health_say(
+			    &v, HEALTH_CANNOT_JUDGE,
+			    "stagebench: cannot judge: the check of %s ended early (while %s)",
+			    o->results, stage);
+		health_plain(v.line);
+	}
+	views_health(&v, o->format, node, o->results, c.now, stdout);
 	return v.out;
 }

@@ -131,9 +131,15 @@ int listcmd_print(enum scale scale, enum format format, FILE *f)
 		const struct part_def *d = &plan_parts[i];
 		const struct part_params *p = &d->scale[scale];
 		if (format == FORMAT_CSV) {
-			fprintf(f, "%s,%s,%s,%llu,%llu,%llu,%llu\n", d->name, d->test, d->kind,
-				(unsigned long long)p->count, (unsigned long long)p->chunk,
-				(unsigned long long)p->file, (unsigned long long)p->passes);
+			/* a parameter the part does not have (0 in the table) is an empty cell */
+			const uint64_t v[] = {p->count, p->chunk, p->file, p->passes};
+			fprintf(f, "%s,%s,%s", d->name, d->test, d->kind);
+			for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+				fputc(',', f);
+				if (v[k])
+					fprintf(f, "%llu", (unsigned long long)v[k]);
+			}
+			fputc('\n', f);
 			continue;
 		}
 		char n[24] = "-", pa[24] = "-";

@@ -322,8 +322,12 @@ static int main_check(struct cmdenv *e)
 
 	if ((out = cmdenv_node(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
-	if (e->o.health)
-		return cmdenv_finish(e, health_check(&e->o, e->res.node));
+	if (e->o.health) {
+		/* the results filesystem may hang: read in a child, within a deadline */
+		stop_install();
+		return cmdenv_finish(e, health_check(&e->o, e->res.node,
+						     cmdenv_hung_dir_deadline(HEALTH_DEADLINE_S)));
+	}
 	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
 	if (!e->o.dir)

@@ -48,6 +48,27 @@ const char *options_choices_join(const char *const *choices, const char *sep, ch
 	return buf;
 }
 
+unsigned options_choices_of(const struct opt_def *d, enum command cmd)
+{
+	if (d->cmd_choices && cmd != CMD_NONE && (unsigned)cmd < CMD_COUNT && d->cmd_choices[cmd])
+		return d->cmd_choices[cmd];
+	return ~0u;
+}
+
+const char *options_choices_join_for(const struct opt_def *d, enum command cmd, const char *sep,
+				     char *buf, size_t len)
+{
+	unsigned mask = options_choices_of(d, cmd);
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0, k = 0; d->choices && d->choices[i] && n < len; i++)
+		if (mask & (1u << i))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", k++ ? sep : "",
+					      d->choices[i]);
+	return buf;
+}
+
 void options_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
@@ -58,11 +79,11 @@ void options_why(char *why, size_t whylen, const char *fmt, ...)
 }
 
 /* The accepted form of an option's argument, for error messages. */
-static void options_form(const struct opt_def *d, char *buf, size_t len)
+static void options_form(const struct opt_def *d, enum command cmd, char *buf, size_t len)
 {
 	char lo[32], hi[32], words[64];
 
-	options_choices_join(d->choices, "|", words, sizeof(words));
+	options_choices_join_for(d, cmd, "|", words, sizeof(words));
 	switch (d->type) {
 	case OPT_UINT:
 	case OPT_COUNT:
@@ -122,7 +143,7 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 	double s;
 	int rc = 0;
 
-	options_form(d, form, sizeof(form));
+	options_form(d, o->cmd, form, sizeof(form));
 	switch (d->type) {
 	case OPT_FLAG:
 		*(bool *)(base + d->field) = true;
@@ -162,10 +183,17 @@ static int options_set_value(const struct opt_def *d, const char *arg, struct op
 		break;
 	case OPT_CHOICE:
 		for (unsigned k = 0; d->choices[k]; k++) {
-			if (strcmp(d->choices[k], arg) == 0) {
-				*(unsigned *)(base + d->field) = k;
-				goto done;
+			if (strcmp(d->choices[k], arg) != 0)
+				continue;
+			if (!(options_choices_of(d, o->cmd) & (1u << k))) {
+				options_choices_join_for(d, o->cmd, "|", form, sizeof(form));
+				options_why(why, whylen,
+					    "%s '%s' does not apply to '%s': expected one of %s",
+					    origin, arg, enums_command_name(o->cmd), form);
+				return -EINVAL;
 			}
+			*(unsigned *)(base + d->field) = k;
+			goto done;
 		}
 		options_why(why, whylen, "%s '%s' is not known: expected %s", origin, arg, form);
 		return -EINVAL;
@@ -282,8 +310,42 @@ static int options_parse_long(int argc, char **argv, int *i, struct options *o, 
 	} else if (d->type != OPT_FLAG && *i + 1 < argc) {
 		arg = argv[++(*i)];
 	} else if (d->type != OPT_FLAG) {
-		options_form(d, form, sizeof(form));
+		options_form(d, o->cmd, form, sizeof(form));
 		options_why(why, whylen, "--%s needs a value: expected %s", d->name, form);
+		return -EINVAL;
+	}
+	return options_set_value(d, arg, o, origin, why, whylen) ? -EINVAL : 0;
+}
+
+/* The short option argv[*i]: "-o VALUE" or "-oVALUE" (then *i moves on), as its long form. */
+static int options_parse_short(int argc, char **argv, int *i, struct options *o, char *why,
+			       size_t whylen)
+{
+	const char *a = argv[*i];
+	const struct opt_def *d = NULL;
+	char origin[64];
+
+	for (size_t k = 0; k < options_table_count && !d; k++)
+		if (options_table[k].shortname && options_table[k].shortname == a[1])
+			d = &options_table[k];
+	if (!d || (d->type == OPT_FLAG && a[2])) {
+		options_why(why, whylen, "unknown option '%s' (see stagebench %s%s--help)", a,
+			    enums_command_name(o->cmd), o->cmd ? " " : "");
+		return -EINVAL;
+	}
+	if (o->cmd != CMD_NONE && !(d->cmds & (1u << o->cmd))) {
+		options_why(why, whylen, "option -%c (--%s) does not apply to '%s'", a[1], d->name,
+			    enums_command_name(o->cmd));
+		return -EINVAL;
+	}
+	snprintf(origin, sizeof(origin), "-%c", a[1]);
+	const char *arg = NULL;
+	if (d->type != OPT_FLAG && a[2])
+		arg = a + 2;
+	else if (d->type != OPT_FLAG && *i + 1 < argc)
+		arg = argv[++(*i)];
+	else if (d->type != OPT_FLAG) {
+		options_why(why, whylen, "-%c needs a value: expected %s", a[1], d->metavar);
 		return -EINVAL;
 	}
 	return options_set_value(d, arg, o, origin, why, whylen) ? -EINVAL : 0;
@@ -320,6 +382,12 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 		options_why(why, whylen,
 			    "--threads %llu disagrees with --cpus '%s', which names %zu CPUs",
 			    (unsigned long long)o->threads, o->cpus_text, o->ncpus);
+		return -EINVAL;
+	}
+	if (o->dry_run && o->format != FORMAT_TEXT) {
+		options_why(why, whylen,
+			    "--dry-run prints its plan as text: --format %s does not apply to it",
+			    enums_format_name(o->format));
 		return -EINVAL;
 	}
 	if (o->progress && o->no_progress) {
@@ -359,8 +427,8 @@ int options_parse(int argc, char **argv, struct options *o, char *why, size_t wh
 		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
 			o->version = true;
 		} else if (a[1] != '-') {
-			options_why(why, whylen, "unknown option '%s' (see stagebench --help)", a);
-			return -EINVAL;
+			if (options_parse_short(argc, argv, &i, o, why, whylen))
+				return -EINVAL;
 		} else if (options_parse_long(argc, argv, &i, o, why, whylen)) {
 			return -EINVAL;
 		}

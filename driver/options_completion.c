@@ -2,7 +2,8 @@
 /*
  * The bash completion script of stagebench, generated from the option table and the
  * catalogue, so that it offers exactly what the parser takes: per command its options, the
- * words of a choice, directories after --dir, files after --out, test names as arguments.
+ * words of a choice that command takes, directories after --dir, files after --out (-o),
+ * test names as arguments.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,20 +34,35 @@ static void options_completion_values(FILE *f)
 	fprintf(f, "\tcase $prev in\n");
 	for (size_t i = 0; i < options_table_count; i++) {
 		const struct opt_def *d = &options_table[i];
+		char label[64];
 
 		if (d->type == OPT_FLAG)
 			continue;
-		if (d->type == OPT_CHOICE) {
+		snprintf(label, sizeof(label), "--%s%s%c", d->name, d->shortname ? "|-" : "",
+			 d->shortname);
+		if (d->type == OPT_CHOICE && !d->cmd_choices) {
 			options_choices_join(d->choices, " ", words, sizeof(words));
-			fprintf(f,
-				"\t--%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
-				d->name, words);
+			fprintf(f, "\t%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
+				label, words);
+		} else if (d->type == OPT_CHOICE) {
+			/* the words the command takes (--format: those it writes) */
+			fprintf(f, "\t%s) case $cmd in\n", label);
+			for (int c = CMD_RUN; c < CMD_COUNT; c++)
+				if (d->cmd_choices[c])
+					fprintf(f, "\t\t%s) words='%s' ;;\n",
+						enums_command_name((enum command)c),
+						options_choices_join_for(d, (enum command)c, " ",
+									 words, sizeof(words)));
+			fprintf(f, "\t\t*) words='%s' ;;\n\t\tesac\n",
+				options_choices_join_for(d, CMD_NONE, " ", words, sizeof(words)));
+			fprintf(
+			    f, "\t\tCOMPREPLY=($(compgen -W \"$words\" -- \"$cur\")); return ;;\n");
 		} else if (options_completion_is_dir(d->metavar)) {
-			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_DIRS);
+			fprintf(f, "\t%s) %s; return ;;\n", label, OPTIONS_COMPLETION_DIRS);
 		} else if (strcmp(d->metavar, "FILE") == 0) {
-			fprintf(f, "\t--%s) %s; return ;;\n", d->name, OPTIONS_COMPLETION_FILES);
+			fprintf(f, "\t%s) %s; return ;;\n", label, OPTIONS_COMPLETION_FILES);
 		} else {
-			fprintf(f, "\t--%s) return ;;\n", d->name);
+			fprintf(f, "\t%s) return ;;\n", label);
 		}
 	}
 	fprintf(f, "\tesac\n");
@@ -64,9 +80,14 @@ static void options_completion_command(FILE *f, enum command cmd)
 			fprintf(f, "%s ", enums_command_name((enum command)c));
 		fprintf(f, "--help --version");
 	} else {
-		for (size_t i = 0; i < options_table_count; i++)
-			if (options_table[i].cmds & (1u << cmd))
-				fprintf(f, "--%s ", options_table[i].name);
+		for (size_t i = 0; i < options_table_count; i++) {
+			const struct opt_def *d = &options_table[i];
+			if (!(d->cmds & (1u << cmd)))
+				continue;
+			fprintf(f, "--%s ", d->name);
+			if (d->shortname)
+				fprintf(f, "-%c ", d->shortname);
+		}
 		fprintf(f, "--version");
 	}
 	if (strcmp(options_command_operand(cmd), "TEST...") == 0) {

@@ -75,12 +75,15 @@ void options_help(enum command cmd, FILE *f)
 
 		if (cmd != CMD_NONE && !(d->cmds & (1u << cmd)))
 			continue;
-		snprintf(left, sizeof(left), "--%s%s%s", d->name, d->metavar ? " " : "",
-			 d->metavar ? d->metavar : "");
+		char shortname[8] = "";
+		if (d->shortname)
+			snprintf(shortname, sizeof(shortname), "-%c, ", d->shortname);
+		snprintf(left, sizeof(left), "%s--%s%s%s", shortname, d->name,
+			 d->metavar ? " " : "", d->metavar ? d->metavar : "");
 		fprintf(f, "  %-22s %s", left, d->help);
 		if (d->type == OPT_CHOICE)
 			fprintf(f, " (%s)",
-				options_choices_join(d->choices, "|", words, sizeof(words)));
+				options_choices_join_for(d, cmd, "|", words, sizeof(words)));
 		if (d->def)
 			fprintf(f, " [default: %s]", d->def);
 		if (d->env)

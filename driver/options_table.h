@@ -63,11 +63,22 @@ struct opt_def {
 	unsigned cmds;
 	const char *help;
 	enum opt_scope scope; /* OPT_SCOPE_RUN unless said */
+	char shortname;	      /* its one-letter form ('o': -o), or 0 */
+	/*
+	 * OPT_CHOICE: per command, the words (bits by index in choices) it accepts; NULL, or 0
+	 * for a command: every word. Any other is refused (--format: what the command writes).
+	 */
+	const unsigned *cmd_choices;
 };
 
 /* The words of choices joined by sep into buf: "spec|small|tiny". Returns buf. */
 const char *options_choices_join(const char *const *choices, const char *sep, char *buf,
 				 size_t len);
+
+/* The words of d that cmd accepts (bits by index; every word for CMD_NONE), and them joined. */
+unsigned options_choices_of(const struct opt_def *d, enum command cmd);
+const char *options_choices_join_for(const struct opt_def *d, enum command cmd, const char *sep,
+				     char *buf, size_t len);
 
 extern const struct opt_def options_table[];
 extern const size_t options_table_count;

@@ -260,17 +260,21 @@ const char *summary_status_name(enum outcome out)
 	return out >= OUTCOME_INTERRUPTED_INT ? "interrupted" : "failed";
 }
 
-/* A CSV field of a number that may be unknown: empty when below 0. */
-static void summary_csv_maybe(FILE *f, const char *fmt, double v)
+/* A CSV cell of a number: empty where it does not apply (or is unknown). */
+static void summary_csv_cell(FILE *f, const char *fmt, double v, bool applies)
 {
 	fputc(',', f);
-	if (v >= 0)
+	if (applies)
 		fprintf(f, fmt, v);
 }
 
 /*
  * One line per part. Columns after start_at were added with stagebench.node/2: rates name
- * their unit and what was counted (bandwidth_Bps is empty for 1b, whose bytes are mapped).
+ * their unit and what was counted. A cell is empty where its field does not apply to the part
+ * or is not known: bandwidth_Bps for 1b (its bytes are mapped, its rate is pages_per_s and
+ * mapped_Bps, which are empty for every other part), the rates of a part without a node time,
+ * the latencies of a part without operations timed, the pass times of a part without passes,
+ * an unknown residency or I/O start spread.
  */
 void summary_csv(const struct node_result *res, FILE *f)
 {
@@ -281,8 +285,9 @@ void summary_csv(const struct node_result *res, FILE *f)
 		   "cache_dropped\n");
 	for (size_t i = 0; i < res->nparts; i++) {
 		const struct part_result *pr = &res->parts[i];
-		uint64_t p50 = pr->hist ? hist_quantile(pr->hist, 0.5) : 0;
-		uint64_t p99 = pr->hist ? hist_quantile(pr->hist, 0.99) : 0;
+		bool timed = pr->node_time_s > 0, lat = pr->hist && pr->hist->count > 0;
+		uint64_t p50 = lat ? hist_quantile(pr->hist, 0.5) : 0;
+		uint64_t p99 = lat ? hist_quantile(pr->hist, 0.99) : 0;
 		bool pages = summary_counts_pages(pr);
 		double bps = summary_rate(pr->bytes, pr->node_time_s);
 
@@ -291,18 +296,20 @@ void summary_csv(const struct node_result *res, FILE *f)
 			result_status_name(pr->status), pr->node_time_s, pr->thread_time.min,
 			pr->thread_time.median, pr->thread_time.max, pr->release_spread_s,
 			(unsigned long long)pr->bytes, (unsigned long long)pr->ops);
-		summary_csv_maybe(f, "%.1f", pages ? -1.0 : bps);
-		fprintf(f, ",%.1f,%.9f,%.9f", summary_rate(pr->ops, pr->node_time_s),
-			(double)p50 / 1e9, (double)p99 / 1e9);
-		summary_csv_maybe(f, "%.4f", pr->residency);
-		fprintf(f, ",%.6f,%s,%.1f", pr->start_at, summary_op_name(pr),
-			summary_rate(pr->pages, pr->node_time_s));
-		summary_csv_maybe(f, "%.1f", pages ? bps : -1.0);
-		summary_csv_maybe(f, "%.9f", pr->io_start_spread_s);
+		summary_csv_cell(f, "%.1f", bps, timed && !pages);
+		summary_csv_cell(f, "%.1f", summary_rate(pr->ops, pr->node_time_s), timed);
+		summary_csv_cell(f, "%.9f", (double)p50 / 1e9, lat);
+		summary_csv_cell(f, "%.9f", (double)p99 / 1e9, lat);
+		summary_csv_cell(f, "%.4f", pr->residency, pr->residency >= 0);
+		fprintf(f, ",%.6f,%s", pr->start_at, summary_op_name(pr));
+		summary_csv_cell(f, "%.1f", summary_rate(pr->pages, pr->node_time_s),
+				 timed && pages);
+		summary_csv_cell(f, "%.1f", bps, timed && pages);
+		summary_csv_cell(f, "%.9f", pr->io_start_spread_s, pr->io_start_spread_s >= 0);
 		fprintf(f, ",%s,%.9f", pr->late || pr->status == PART_LATE ? "true" : "false",
 			pr->late_by_s);
-		summary_csv_maybe(f, "%.9f", pr->nfirst_pass ? pr->first_pass.median : -1.0);
-		summary_csv_maybe(f, "%.9f", pr->nrest_pass ? pr->rest_pass.median : -1.0);
+		summary_csv_cell(f, "%.9f", pr->first_pass.median, pr->nfirst_pass > 0);
+		summary_csv_cell(f, "%.9f", pr->rest_pass.median, pr->nrest_pass > 0);
 		fprintf(f, ",%s\n", pr->cache_dropped ? "true" : "false");
 	}
 }

@@ -32,8 +32,23 @@ int views_info(const struct node_result *res, const struct inventory_report *rep
 void views_dry_run(const struct plan *p, const struct node_result *res, int dirfd, uint64_t bytes,
 		   uint64_t inodes, FILE *f);
 
+/*
+ * One CSV field, then after (',' or '\n'): quoted (RFC 4180: quotes doubled), a control
+ * character as '?' so that no field spans lines or moves a terminal; nothing for NULL or ""
+ * (an empty cell: what does not apply).
+ */
+void views_csv_field(FILE *f, const char *s, char after);
+
 /* The findings of `check` and its verdict ("stagebench.check/1" in JSON). 0, or -EIO. */
 int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f);
+
+/*
+ * The verdict of `check --health` on node (health.h): text, its one line; JSON,
+ * "stagebench.health/1"; CSV, a header and one row. 0, or -EIO.
+ */
+struct health_verdict;
+int views_health(const struct health_verdict *v, enum format format, const char *node,
+		 const char *results, double now, FILE *f);
 
 #endif

@@ -94,15 +94,26 @@ int bounded_send(int fd, const void *buf, size_t len)
 
 int bounded_read(struct bounded *b, void *buf, size_t len, volatile sig_atomic_t *stop)
 {
+	return bounded_read_tick(b, buf, len, stop, 0);
+}
+
+int bounded_read_tick(struct bounded *b, void *buf, size_t len, volatile sig_atomic_t *stop,
+		      double tick_s)
+{
 	char *c = buf;
 	size_t got = 0;
+	double tick = tick_s > 0 ? bounded_now() + tick_s : 0;
 
 	while (got < len) {
 		if (stop && *stop)
 			return -EINTR;
-		double left = b->deadline - bounded_now();
+		double now = bounded_now(), left = b->deadline - now;
 		if (left <= 0)
 			return -ETIMEDOUT;
+		if (tick && !got && now >= tick)
+			return -EAGAIN;
+		if (tick && !got && tick - now < left)
+			left = tick - now;
 		int ms =
 		    left * 1000.0 < BOUNDED_SLICE_MS ? (int)(left * 1000.0) + 1 : BOUNDED_SLICE_MS;
 		struct pollfd pfd = {.fd = b->fd, .events = POLLIN};

@@ -42,6 +42,14 @@ int bounded_send(int fd, const void *buf, size_t len);
 int bounded_read(struct bounded *b, void *buf, size_t len, volatile sig_atomic_t *stop);
 
 /*
+ * bounded_read, with a tick: -EAGAIN once tick_s seconds have passed with no byte of a record
+ * come (a record begun is read whole), so that the caller can do something at that pace
+ * beside the child (check samples the CPUs' load beside its probe). tick_s <= 0: no tick.
+ */
+int bounded_read_tick(struct bounded *b, void *buf, size_t len, volatile sig_atomic_t *stop,
+		      double tick_s);
+
+/*
  * Pass a signal on to the child (a stop signal, so that it cleans up) and give it grace_s
  * more seconds from now to finish: bounded_read() until it returns 0, then bounded_end().
  */

@@ -144,8 +144,7 @@ void json_array_end(struct json *j)
 	json_close(j, true);
 }
 
-/* The length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no surrogates), or 0. */
-static size_t json_utf8_len(const unsigned char *p)
+size_t json_utf8_len(const unsigned char *p, size_t avail)
 {
 	unsigned char c = p[0];
 	unsigned char lo = 0x80, hi = 0xbf;
@@ -158,6 +157,8 @@ static size_t json_utf8_len(const unsigned char *p)
 	else if (c >= 0xf0 && c <= 0xf4)
 		n = 4;
 	else
+		return 0;
+	if (avail < n)
 		return 0;
 	if (c == 0xe0)
 		lo = 0xa0;
@@ -194,7 +195,7 @@ static void json_write_string(struct json *j, const char *str)
 			continue;
 		}
 		if (c >= 0x80) {
-			n = json_utf8_len(s);
+			n = json_utf8_len(s, SIZE_MAX);
 			if (n) {
 				s += n;
 				continue;

@@ -25,6 +25,13 @@ struct json {
 	bool array[JSON_MAX_DEPTH]; /* the container open at this depth is an array */
 };
 
+/*
+ * The length of the valid UTF-8 sequence at p (RFC 3629, as Python's strict decoder: no
+ * overlongs, no surrogates, nothing past U+10FFFF) within avail bytes, or 0. A NUL-terminated
+ * string may give SIZE_MAX: a NUL is no continuation byte, so nothing past it is read.
+ */
+size_t json_utf8_len(const unsigned char *p, size_t avail);
+
 void json_init(struct json *j, FILE *f, bool pretty);
 void json_object_begin(struct json *j);
 void json_object_end(struct json *j);

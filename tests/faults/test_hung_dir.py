@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: MIT
 """Nothing hangs: `check` and `info` answer within their stated bounds (25 s for the
-directory's part of check, 20 s for info's; HUNG s here, through STAGEBENCH_HUNG_DIR_SECONDS,
-so that the test does not wait them out) when the filesystem under --dir does not: a real
-sshfs mount on 127.0.0.1 whose sshd is SIGSTOPped. The finding is `fail fs: not responding
-after N s`, and a SIGTERM ends check at once (exit 143)."""
+directory's part of check, 20 s for info's, 10 s for check --health; HUNG s here, through
+STAGEBENCH_HUNG_DIR_SECONDS, so that the test does not wait them out) when the filesystem under
+--dir or --results does not: a real sshfs mount on 127.0.0.1 whose sshd (and its session, the
+sftp server: internal-sftp) is SIGSTOPped. The finding is `fail fs: not responding after N s`;
+the health check's one line "results filesystem not answering", exit 1 (NHC drains); a SIGTERM
+ends check at once (exit 143)."""
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 import unittest
@@ -29,6 +32,9 @@ SLACK = 5
 
 
 class HungDir(ft.FaultCase):
+    # the results of a run of n1 on the mount, written before the server stops answering
+    RESULTS_RUN = "cron-1"
+
     def setUp(self):
         super().setUp()
         ft.require_root(self)
@@ -47,6 +53,15 @@ class HungDir(ft.FaultCase):
         # a directory the mount has never looked up: any call on it goes to the server
         os.makedirs(os.path.join(self.export, "fresh"))
         self.stage = os.path.join(self.mnt, "fresh")
+        # a results directory holding a real summary of n1, never looked up through the mount
+        run = os.path.join(self.export, "results", self.RESULTS_RUN)
+        os.makedirs(run)
+        local = self.path("local-stage")
+        os.makedirs(local)
+        p = ft.run(["run", "1a", "--scale", "tiny", "--dir", local, "--node", "n1",
+                    "--start-in", "0", "--out", os.path.join(run, "n1.1a.rep1.json")])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.results = os.path.join(self.mnt, "results")
         # sshd and its sessions (the one serving the mount)
         self.stopped = [self.srv.proc.pid] + P.descendants(self.srv.proc.pid)
         self.assertGreater(len(self.stopped), 1, "no sshd session serves the mount")
@@ -113,6 +128,40 @@ class HungDir(ft.FaultCase):
             self.assertEqual(proc.returncode, 143, err)
             self.assertLess(took, 3)
             self.assertIn("stagebench: error: interrupted by SIGTERM", err)
+
+
+    def test_health_answers_within_its_deadline(self):
+        """check --health on the hung results mount: one line within its deadline, the exit
+        status NHC drains on, in every format; the child left on the mount does not hold the
+        caller's pipes (the command returns)."""
+        for fmt in ("text", "json"):
+            p, took = self.timed(["check", "--health", "--results", self.results, "--node",
+                                  "n1", "--format", fmt], HUNG + 20)
+            sys.stderr.write("check --health on a hung sshfs (%s): exit %d after %.1f s\n"
+                             % (fmt, p.returncode, took))
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertLess(took, HUNG + SLACK)
+            line = "stagebench: results filesystem not answering: no answer from %s within " \
+                   "%d s (while opening %s)" % (self.results, HUNG, self.results)
+            if fmt == "text":
+                self.assertEqual(p.stdout, line + "\n")
+            else:
+                doc = json.loads(p.stdout)
+                self.assertEqual((doc["status"], doc["exit_code"], doc["line"]),
+                                 ("not_answering", 1, line))
+        # the NHC check drains the node with that line
+        nhc = os.path.join(ft.sbtest.SOURCE, "scripts", "examples", "stagebench.nhc.in")
+        script = 'die() { echo "die $1: $2"; }; log() { echo "log: $*"; }; source "$1"; ' \
+                 'check_stagebench -r "$2" -N n1; echo "returned $?"'
+        env = dict(os.environ, STAGEBENCH_BIN=ft.binary(), **HUNG_ENV)
+        t0 = time.monotonic()
+        out = subprocess.run(["bash", "-c", script, "nhc", nhc, self.results],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             universal_newlines=True, timeout=HUNG + 20, env=env).stdout
+        self.assertLess(time.monotonic() - t0, HUNG + SLACK)
+        self.assertEqual(out, "die 1: stagebench: results filesystem not answering: no answer "
+                              "from %s within %d s (while opening %s)\nreturned 1\n"
+                         % (self.results, HUNG, self.results))
 
 
 class SlowProbe(ft.FaultCase):

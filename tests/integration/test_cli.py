@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """The command line of the real binary: test 1a end to end, the summary, bad input."""
+import csv
+import io
 import json
 import os
+import re
 import time
 import unittest
 
@@ -545,6 +548,105 @@ class Commands(sbtest.TempDirCase):
                          ("replica_invalid", ["replica_invalid"]))
         with open(os.path.join(stage, "stagebench.1a.4MiB"), "rb") as f:
             self.assertEqual(f.read(16), b"\0" * 16)
+
+
+class Formats(sbtest.TempDirCase):
+    """Every --format a command accepts produces that format; any other is refused (exit 2)
+    with nothing on stdout. The formats are the ones its --help lists."""
+
+    def formats_of(self, cmd):
+        p = run([cmd, "--help"])
+        m = re.search(r"\n  --format FMT .*\(([a-z|]+)\)", p.stdout)
+        return m.group(1).split("|") if m else []
+
+    def assert_format(self, fmt, out, what):
+        if fmt == "json":
+            json.loads(out)
+        elif fmt == "csv":
+            rows = list(csv.reader(io.StringIO(out)))
+            self.assertGreaterEqual(len(rows), 2, what)
+            self.assertTrue(all(len(r) == len(rows[0]) for r in rows), (what, out))
+        else:
+            self.assertRaises(ValueError, json.loads, out)
+            self.assertFalse(out.startswith(("node,", "part,", "status,")), (what, out))
+
+    def test_every_command_every_format(self):
+        stage = self.stage()
+        res = self.path("res")
+        os.makedirs(res)
+        state = self.path("state")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0.2",
+                 "--detach", state, "-o", os.path.join(res, "n1.json"), "--node", "n1"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for _ in range(300):
+            if os.path.exists(os.path.join(res, "n1.json")) and \
+                    "done" in run(["status", state]).stdout:
+                break
+            time.sleep(0.1)
+        commands = {
+            "run": ["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0"],
+            "list": ["list", "--scale", "tiny"],
+            "info": ["info", "--dir", stage],
+            "check": ["check", "--dir", stage, "--scale", "tiny"],
+            "check --health": ["check", "--health", "--results", res, "--node", "n1"],
+            "status": ["status", state],
+        }
+        seen = set()
+        for name, argv in commands.items():
+            fmts = self.formats_of(name.split()[0])
+            self.assertIn("text", fmts, name)
+            for fmt in fmts:
+                p = run(argv + ["--format", fmt])
+                self.assertIn(p.returncode, (0, 1), (name, fmt, p.stderr))
+                self.assert_format(fmt, p.stdout, (name, fmt))
+                seen.add((name, fmt))
+            for fmt in {"text", "json", "csv", "xml"} - set(fmts):
+                p = run(argv + ["--format", fmt])
+                self.assertEqual(p.returncode, 2, (name, fmt, p.stdout))
+                self.assertEqual(p.stdout, "")
+                self.assertIn("--format '%s'" % fmt, p.stderr)
+        self.assertNotIn(("info", "csv"), seen)
+        self.assertTrue({("status", "csv"), ("check --health", "json"),
+                         ("check --health", "csv")} <= seen)
+        p = run(["run", "1a", "--dry-run", "--dir", stage, "--format", "csv"])
+        self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+
+    def test_csv_cells_empty_where_a_field_does_not_apply(self):
+        stage = self.stage()
+        p = run(["run", "1a", "1b", "4a", "--scale", "tiny", "--dir", stage, "--start-in", "0",
+                 "--format", "csv"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = {r["part"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+        a, b, w = rows["1a"], rows["1b"], rows["4a"]
+        for r in (a, w):  # not 1b: no pages, no mapped bytes
+            self.assertEqual((r["pages_per_s"], r["mapped_Bps"]), ("", ""), r)
+            self.assertGreater(float(r["bandwidth_Bps"]), 0)
+        self.assertEqual(b["bandwidth_Bps"], "")
+        self.assertGreater(float(b["pages_per_s"]), 0)
+        self.assertGreater(float(b["mapped_Bps"]), 0)
+        self.assertEqual((w["first_pass_median_s"], w["rest_pass_median_s"]), ("", ""))
+        self.assertNotEqual(a["first_pass_median_s"], "")
+        self.assertEqual(w["cache_residency"], "")  # test 4 reads no replica
+        for r in (a, b, w):
+            self.assertNotIn("0.0", (r["pages_per_s"], r["mapped_Bps"], r["bandwidth_Bps"]))
+        # list: a parameter a part has not is empty, as the text's "-"
+        p = run(["list", "--scale", "tiny", "--format", "csv"])
+        parts = {r["part"]: r for r in csv.DictReader(io.StringIO(p.stdout))}
+        self.assertEqual((parts["1a"]["count"], parts["1a"]["chunk_bytes"]), ("", ""))
+        self.assertEqual(parts["2a"]["passes"], "")
+        self.assertEqual(parts["4a"]["file_bytes"], "")
+        self.assertNotEqual(parts["1a"]["passes"], "")
+
+    def test_o_is_out(self):
+        stage = self.stage()
+        out = self.path("node.json")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0", "-o", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["status"], "ok")
+        p = run(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0", "-o" + out])
+        self.assertEqual(p.returncode, 2, p.stderr)  # exists: as --out, refused without --force
+        self.assertIn("-o, --out FILE", run(["run", "--help"]).stdout)
 
 
 if __name__ == "__main__":

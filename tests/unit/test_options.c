@@ -72,6 +72,22 @@ static const struct opt_case cases[] = {
     {{"--version", NULL}, 1, NULL},
     {{"run", "--quiet", "--verbose", "1a", NULL}, 0, "exclude each other"},
     {{"run", "--", "--1a", NULL}, 1, NULL},
+    /* -o is --out; the formats a command writes, and only those */
+    {{"run", "1a", "-o", "x.json", NULL}, 1, NULL},
+    {{"run", "1a", "-ox.json", NULL}, 1, NULL},
+    {{"run", "1a", "-o", NULL}, 0, "-o needs a value: expected FILE"},
+    {{"run", "1a", "-o", "", NULL}, 0, "-o is empty"},
+    {{"info", "-o", "x.json", NULL}, 0, "option -o (--out) does not apply to 'info'"},
+    {{"info", "--format", "csv", NULL},
+     0,
+     "--format 'csv' does not apply to 'info': expected one of text|json"},
+    {{"info", "--format", "xml", NULL}, 0, "'xml' is not known: expected one of text|json"},
+    {{"info", "--format", "json", NULL}, 1, NULL},
+    {{"status", "--format", "csv", "d", NULL}, 1, NULL},
+    {{"check", "--health", "--format", "csv", NULL}, 1, NULL},
+    {{"run", "1a", "--dry-run", "--format", "json", NULL},
+     0,
+     "--dry-run prints its plan as text: --format json does not apply to it"},
 };
 
 static void test_table(void)
@@ -88,6 +104,17 @@ static void test_table(void)
 			CHECK_MSG(strstr(why, cases[i].why) != NULL, "case %zu: '%s' lacks '%s'", i,
 				  why, cases[i].why);
 	}
+}
+
+/* -o sets what --out sets. */
+static void test_short_out(void)
+{
+	static const char *const args[] = {"run", "1a", "-o", "node.json", NULL};
+	struct options o;
+	char why[256];
+
+	REQUIRE(parse(args, &o, why, sizeof(why)) == 0);
+	CHECK(o.out && strcmp(o.out, "node.json") == 0);
 }
 
 static void test_defaults_and_values(void)
@@ -268,6 +295,7 @@ int main(void)
 	unsetenv("STAGEBENCH_SCALE");
 	unsetenv("STAGEBENCH_NODE");
 	test_table();
+	test_short_out();
 	test_defaults_and_values();
 	test_environment();
 	test_help();
