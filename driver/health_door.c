@@ -617,7 +617,8 @@ static int door_summary(struct door *d, const struct jdoc_value *root, struct he
 	    (first->negative || first->huge || first->magnitude > DOOR_MAX_FIRST_REPETITION))
 		return door_bad(d, "field run.first_repetition is out of range");
 	const struct jdoc_value *schema = jdoc_get(root, "schema");
-	if (!jdoc_is(schema, SUMMARY_SCHEMA) && !jdoc_is(schema, "stagebench.node/1")) {
+	if (!jdoc_is(schema, SUMMARY_SCHEMA) && !jdoc_is(schema, "stagebench.node/2") &&
+	    !jdoc_is(schema, "stagebench.node/1")) {
 		char shown[128] = "missing";
 		if (schema && schema->type == JDOC_STRING && schema->len > 11 &&
 		    memcmp(schema->text, "stagebench.", 11) == 0 &&
@@ -627,7 +628,9 @@ static int door_summary(struct door *d, const struct jdoc_value *root, struct he
 		}
 		if (schema && schema->type != JDOC_NULL)
 			door_dumps(schema, shown, sizeof(shown));
-		return door_bad(d, "schema is %s, expected " SUMMARY_SCHEMA " or stagebench.node/1",
+		return door_bad(d,
+				"schema is %s, expected " SUMMARY_SCHEMA
+				" or stagebench.node/2 or stagebench.node/1",
 				shown);
 	}
 	if (door_facts(d, root, run, s) || door_list(d, root, "tests", "", true, &tests) ||
