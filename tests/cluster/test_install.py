@@ -197,7 +197,7 @@ class Install(ct.TempDirCase):
         for cmd in ("run", "prepare", "clean", "list", "info", "check", "clock", "status", "stop"):
             out = subprocess.run([ct.BINARY, cmd, "--help"], stdout=subprocess.PIPE,
                                  check=True, timeout=60).stdout.decode()
-            options = set(re.findall(r"^  (--[a-z-]+)", out, re.M))
+            options = set(re.findall(r"^  (?:-[a-zA-Z], )?(--[a-z-]+)", out, re.M))
             offered = set(_complete(script, ["stagebench", cmd, "--"]))
             self.assertEqual(offered, options, cmd)
             words = set(_complete(script, ["stagebench", cmd, ""]))

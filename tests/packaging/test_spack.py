@@ -117,8 +117,9 @@ class SpackRecipe(unittest.TestCase):
             self.assertIn(top + "CMakeLists.txt", names)
             self.assertIn(top + "scripts/spack/package.py.in", names)
             self.assertIn(top + "LICENSE", names)
-            self.assertFalse([n for n in names if "/build" in n or "__pycache__" in n
-                              or "/.git/" in n], names)
+            # no build tree (build/, build-*/), bytecode or repository went in
+            self.assertFalse([n for n in names if re.search(r"/build(-[^/]*)?/", n + "/") or
+                              "__pycache__" in n or "/.git/" in n], names)
             text = tar.extractfile(top + "CMakeLists.txt").read().decode()
             self.assertIn("project(stagebench VERSION %s " % self.version, text)
 
