@@ -194,14 +194,16 @@ _loaded = {}
 
 
 def load(binary=None):
-    """The catalogue: of binary when one is given; else $STAGEBENCH_CATALOGUE (a file), the
-    catalogue.json installed with this package, or the stagebench beside the command or on
-    PATH."""
+    """The catalogue: of binary when one is given; else the one a binary was loaded from
+    earlier in this process (the launcher's: its report then reads the catalogue of the binary
+    it launched with), else $STAGEBENCH_CATALOGUE (a file), the catalogue.json installed with
+    this package, or the stagebench beside the command or on PATH."""
     key = binary or ""
     if key in _loaded:
         return _loaded[key]
     if binary:
         cat = from_binary(binary)
+        _loaded.setdefault("", cat)
     else:
         env = os.environ.get("STAGEBENCH_CATALOGUE")
         installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), FILE)
