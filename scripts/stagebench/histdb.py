@@ -14,7 +14,8 @@ is appended in one place and the last nights are read in one range):
 The file is ours before it is opened: created exclusively (never through a link) in a directory
 that only this user (or root) can write, or, when it exists, a regular file of this user with
 one name whose SQLite header carries this program's application id and a size its header
-agrees with. Anything else (another program's database, a damaged or truncated file, text) is
+agrees with, and whose pages SQLite's quick_check finds whole before anything is read or
+written. Anything else (another program's database, a damaged or truncated file, text) is
 refused in one line and never written to. A run is recorded in one transaction (BEGIN
 IMMEDIATE, WAL, a busy timeout), so two collectors at once neither lose nor double a run and a
 killed one leaves nothing half done. PRAGMA user_version is the schema version; an older file
@@ -229,6 +230,8 @@ def open_history(path, create=True, readonly=False):
         _prepare(h, new, readonly)
     except sqlite3.DatabaseError as e:
         h.close()
+        if isinstance(e, sqlite3.OperationalError):  # locked, an I/O error: not the file's
+            raise
         raise Refused("%s is not a usable stagebench history (SQLite: %s): left as it is"
                       % (path, e))
     except Refused:
@@ -237,9 +240,37 @@ def open_history(path, create=True, readonly=False):
     return h
 
 
+def damage(path, e):
+    """A Refused for the SQLite error e met while reading or writing the history at path when
+    it says the file is damaged (malformed, not a database), else None (a lock held too long,
+    an I/O error, a full disk: the moment's, not the file's)."""
+    if isinstance(e, sqlite3.DatabaseError) and not isinstance(
+            e, (sqlite3.OperationalError, sqlite3.ProgrammingError)):
+        return Refused("%s is damaged (SQLite: %s): left as it is" % (path, e))
+    return None
+
+
+def _check_pages(h):
+    """Refused unless SQLite's quick_check finds every page whole: a file damaged past an
+    intact header (pages overwritten in the middle) is found before anything is written to it
+    or judged from it. It reads the whole file once."""
+    try:
+        rows = h.db.execute("PRAGMA quick_check(3)").fetchall()
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError as e:
+        rows = [(str(e),)]
+    if rows != [("ok",)]:
+        why = "; ".join(" ".join(str(r[0]).split()) for r in rows[:3])
+        raise Refused("%s is damaged (SQLite's quick_check: %s): left as it is"
+                      % (h.path, why[:300]))
+
+
 def _prepare(h, new, readonly):
     db = h.db
     db.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
+    if not new:
+        _check_pages(h)  # before the first write, and before anything is read from it
     if not readonly:
         if new:
             _create(h)

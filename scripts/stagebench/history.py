@@ -489,6 +489,7 @@ COMMANDS = {"ingest": cmd_ingest, "regressions": cmd_regressions, "accept": cmd_
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    path = args.history or "history"
     try:
         if args.command == "health":
             return cmd_health(args)
@@ -505,4 +506,7 @@ def main(argv=None):
         common.fail("%s: %s" % (getattr(e, "filename", None) or "history",
                                 common.errno_text(e)), common.EXIT_PRECONDITION)
     except histdb.sqlite3.Error as e:
-        common.fail("%s: SQLite: %s" % (args.history or "history", e), common.EXIT_PRECONDITION)
+        refused = histdb.damage(path, e)
+        if refused:
+            common.fail(str(refused), common.EXIT_USAGE)
+        common.fail("%s: SQLite: %s" % (path, e), common.EXIT_PRECONDITION)

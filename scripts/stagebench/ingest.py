@@ -194,5 +194,6 @@ def record_collected(rundir, report, path=None):
     except (histdb.Refused, NotARun, common.UsageError, ValueError) as e:
         return path, None, str(e)
     except (OSError, histdb.sqlite3.Error) as e:
-        return path, None, "%s: %s" % (path, common.errno_text(e) if isinstance(e, OSError)
-                                       else e)
+        refused = None if isinstance(e, OSError) else histdb.damage(path, e)
+        return path, None, str(refused) if refused else "%s: %s" % (
+            path, common.errno_text(e) if isinstance(e, OSError) else e)

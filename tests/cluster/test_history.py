@@ -8,8 +8,9 @@
 - long synthetic histories (histgen): a node slowed 30% from night 20, a server whose nodes all
   slowed, one bad night, a slow drift, each found (or not) with its first night; a healthy
   history of 60 nights with noise flags nothing; accept takes a change as the new normal;
-- the file: a SIGKILLed ingest mid-transaction, a truncated file, another program's database, a
-  text file, a link, a newer schema: one line, the file left as it was; an older schema migrated;
+- the file: a SIGKILLed ingest mid-transaction, a truncated file, pages damaged in the middle,
+  another program's database, a text file, a link, a newer schema: one line, the file left as it
+  was; an older schema migrated;
 - a page of 1,000 synthetic nodes; the Prometheus flags (promtool) and the NHC health answer;
 - stagebench-history(5) names every field of the judgement's records as they declare it."""
 import hashlib
@@ -397,6 +398,37 @@ with histdb.open_history(%r) as h:
         with open(path, "r+b") as f:
             f.truncate(os.path.getsize(path) // 2 // 4096 * 4096)
         self.refused(path, "is damaged or truncated")
+
+    def test_pages_damaged_in_the_middle(self):
+        """Garbage over a page in the middle, the header intact: every command refuses it in
+        one line with exit 2 (the judgement included: it used to judge until it met the page,
+        exit 3), and neither the commands nor histdb.record write to it."""
+        path = self.path("history.sqlite")
+        with histdb.open_history(path) as h:
+            histgen.history(h, "node", nights=30, nodes=40, servers=4)
+        size = os.path.getsize(path)
+        page = 4096
+        self.assertGreater(size // page, 20)
+        with open(path, "r+b") as f:
+            f.seek(size // page // 2 * page)
+            f.write(os.urandom(page))
+        digest = sha(path)
+        for args in (["regressions"], ["regressions", "--format", "json"], ["runs"],
+                     ["show", "cn00006"], ["ingest", os.path.join(RES, NIGHTS[0])],
+                     ["accept", "cn00006", "1a", "--from", "night-020"]):
+            p = hist(["--history", path] + args, results=self.dir)
+            self.assertEqual(p.returncode, 2, (args, p.stdout, p.stderr))
+            self.assertEqual(p.stdout, "", args)
+            self.assertEqual(len(p.stderr.splitlines()), 1, (args, p.stderr))
+            self.assertRegex(p.stderr, r"^stagebench-history: error: .*history\.sqlite is "
+                                       r"damaged \(SQLite's quick_check: .*\): left as it is$")
+        names, srv = histgen.nodes_and_servers(40, 4)
+        run = histgen.night(30, names, srv, ("1a",), histgen.scenario("node"))
+        with self.assertRaisesRegex(histdb.Refused, r"is damaged \(SQLite's quick_check: "):
+            with histdb.open_history(path) as h:
+                histdb.record(h, run)
+        self.assertEqual(sha(path), digest)  # not a byte written
+        self.assertEqual(os.listdir(self.dir), ["history.sqlite"])
 
     def test_another_programs_database(self):
         path = self.path("history.sqlite")
