@@ -22,33 +22,21 @@
 #include "driver/health.h"
 #include "driver/plan.h"
 #include "driver/stop.h"
-#include "driver/views.h"
+#include "driver/health_view.h"
+#include "driver/options.h"
 #include "platform/bounded.h"
 #include "platform/clock.h"
 #include "util/log.h"
+#include "util/names.h"
 
 #define HEALTH_MAX_REPS 1000
 #define HEALTH_NAME	384
 /* How long a child past its deadline gets to end (it is then left behind). */
 #define HEALTH_GRACE_S 1.0
 
-static const char *const health_state_names[HEALTH_NSTATES] = {
-    "ok", "unhealthy", "not_answering", "no_recent_data", "cannot_judge", "config_error"};
 static const enum outcome health_state_outcomes[HEALTH_NSTATES] = {
     OUTCOME_OK,		  OUTCOME_FAILED,	OUTCOME_FAILED,
     OUTCOME_PRECONDITION, OUTCOME_PRECONDITION, OUTCOME_USAGE};
-static const char *const health_history_names[HEALTH_HISTORY_NSTATES] = {
-    "none", "ok", "flagged", "stale", "future", "damaged"};
-
-const char *health_state_name(enum health_state state)
-{
-	return (unsigned)state < HEALTH_NSTATES ? health_state_names[state] : "?";
-}
-
-const char *health_history_name(enum health_history_state state)
-{
-	return (unsigned)state < HEALTH_HISTORY_NSTATES ? health_history_names[state] : "?";
-}
 
 /* What the child tells the parent: what it starts doing, then its verdict. */
 enum health_msg_kind { HEALTH_MSG_STAGE, HEALTH_MSG_VERDICT };
@@ -145,13 +133,13 @@ static bool health_next(int dirfd, const char *node, struct health_names *it, ch
 
 	if (!it->flat_done) {
 		it->flat_done = true;
-		snprintf(name, len, "%s.json", node);
-		if (health_is_file(dirfd, name, &st))
+		if (names_result_node(name, len, node) == 0 && health_is_file(dirfd, name, &st))
 			return true;
 	}
 	while (it->p < plan_nparts) {
-		snprintf(name, len, "%s.%s.rep%u.json", node, plan_parts[it->p].name, ++it->k);
-		if (it->k <= HEALTH_MAX_REPS && health_is_file(dirfd, name, &st))
+		if (++it->k <= HEALTH_MAX_REPS &&
+		    names_result_part(name, len, node, plan_parts[it->p].name, it->k) == 0 &&
+		    health_is_file(dirfd, name, &st))
 			return true;
 		it->p++;
 		it->k = 0;
@@ -310,13 +298,13 @@ static void health_latest(struct health_ctx *c, int rfd, struct health_verdict *
 	closedir(d);
 }
 
-/* The part a launcher's file name says (NODE.PART.repK.json), else "run". */
+/* The part a launcher's file name of node says (NODE.PART.repK.json), else "run". */
 static void health_part(const char *name, const char *node, char *part, size_t len)
 {
-	const char *p = name + strlen(node) + 1, *dot = strchr(p, '.');
+	struct names_result r;
 
-	if (dot && strncmp(dot, ".rep", 4) == 0)
-		snprintf(part, len, "%.*s", (int)(dot - p), p);
+	if (names_result_parse(name, &r) == NAMES_RESULT_PART && strcmp(r.node, node) == 0)
+		snprintf(part, len, "%s", r.part);
 	else
 		snprintf(part, len, "run");
 }
@@ -517,6 +505,6 @@ enum outcome health_check(const struct options *o, const char *node, int deadlin
 			    o->results, stage);
 		health_plain(v.line);
 	}
-	views_health(&v, o->format, node, o->results, c.now, stdout);
+	health_view(&v, o->format, node, o->results, c.now, stdout);
 	return v.out;
 }

@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "driver/health_door.h"
-#include "driver/options.h"
 #include "driver/plan.h"
 #include "driver/summary.h"
 #include "util/jdoc.h"
+#include "workers/bench.h"
 
 /* The collector's bounds (summaries.py). */
 #define DOOR_MAX_SECONDS	  1e7  /* no duration of a part reaches 115 days */
@@ -26,10 +26,6 @@
 #define DOOR_MAX_BUCKETS	  (1u << 16)
 #define DOOR_UINT64_MAX		  18446744073709551615.0
 #define DOOR_INT64_MAX		  9223372036854775807ull
-
-const char *const health_door_counted[] = {"bytes read", "bytes written", "pages touched",
-					   "operations", NULL};
-const char *const health_door_rate_units[] = {"B/s", "pages/s", "ops/s", NULL};
 
 /* Python's {} where a summary's "run" or "clock" is not an object. */
 static const struct jdoc_value door_empty = {.type = JDOC_OBJECT};
@@ -270,10 +266,14 @@ static int door_part_v2(struct door *d, const struct jdoc_value *part, const cha
 	static const char *const nums[] = {"late_by_s", "clock_step_s", "clock_step_total_s"};
 	static const char *const strs[] = {"cache_residency_error", "cache_expected"};
 	const struct jdoc_value *v;
+	/* What a part may count and its rate's unit: workers/bench.c's table, as the catalogue. */
+	const char *counted[BENCH_UNIT_COUNT + 1], *rates[BENCH_UNIT_COUNT + 1];
 
+	bench_unit_words(false, counted, BENCH_UNIT_COUNT + 1);
+	bench_unit_words(true, rates, BENCH_UNIT_COUNT + 1);
 	if (door_str(d, part, "kind", where, false, &v) ||
-	    door_one_of(d, part, "counted", where, health_door_counted) ||
-	    door_one_of(d, part, "rate_unit", where, health_door_rate_units) ||
+	    door_one_of(d, part, "counted", where, counted) ||
+	    door_one_of(d, part, "rate_unit", where, rates) ||
 	    door_int(d, part, "start_at_ns", where, false, &v) ||
 	    door_minmax(d, part, "release_at_ns", where) ||
 	    door_minmax(d, part, "first_io_at_ns", where) ||

@@ -39,13 +39,6 @@ struct health_summary {
 int health_door_summary(const char *text, size_t len, struct health_summary *s, char *why,
 			size_t whylen);
 
-/*
- * What the catalogue allows a part's "counted" and "rate_unit" to say, in catalogue.py's order
- * (the reason lists them in it), NULL-terminated: the words of workers/bench.c's table.
- */
-extern const char *const health_door_counted[];
-extern const char *const health_door_rate_units[];
-
 #define HEALTH_DOOR_HISTORY	   "history-health.json"
 #define HEALTH_DOOR_HISTORY_SCHEMA "stagebench.history-health/1"
 #define HEALTH_DOOR_MAX_FLAGS	   4 /* a node's regressions named in its line */

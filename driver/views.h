@@ -43,12 +43,4 @@ void views_csv_field(FILE *f, const char *s, char after);
 int views_check(const struct findings *r, enum format format, const struct node_result *res,
 		enum outcome out, FILE *f);
 
-/*
- * The verdict of `check --health` on node (health.h): text, its one line; JSON,
- * "stagebench.health/1"; CSV, a header and one row. 0, or -EIO.
- */
-struct health_verdict;
-int views_health(const struct health_verdict *v, enum format format, const char *node,
-		 const char *results, double now, FILE *f);
-
 #endif

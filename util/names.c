@@ -4,6 +4,7 @@
  * from both ends, since host and node names may hold dots and dashes of their own.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -411,4 +412,61 @@ enum names_kind names_parse(const char *name, struct names_fields *f)
 		*f = seen;
 	f->exact = f->kind != NAMES_NONE;
 	return f->kind;
+}
+
+int names_result_node(char *buf, size_t len, const char *node)
+{
+	return names_fit(snprintf(buf, len, "%s.json", node), len);
+}
+
+int names_result_part(char *buf, size_t len, const char *node, const char *part, unsigned rep)
+{
+	if (!rep)
+		return -EINVAL;
+	return names_fit(snprintf(buf, len, "%s.%s.rep%u.json", node, part, rep), len);
+}
+
+/* ".<part>.rep<K>" off the back of p, into r: the part form's middle. */
+static bool names_result_back_part(struct names_span *p, struct names_result *r)
+{
+	struct names_span q = *p;
+	uint64_t rep;
+	size_t e;
+
+	if (!names_back_digits(&q, 1, 10, &rep) || q.s[q.end] == '0' || rep > UINT_MAX ||
+	    !names_back_lit(&q, ".rep"))
+		return false;
+	e = q.end;
+	while (q.end > q.at && q.s[q.end - 1] != '.')
+		q.end--;
+	if (q.end == q.at || e - q.end < 1 || e - q.end > NAMES_WORD_MAX)
+		return false;
+	memcpy(r->part, q.s + q.end, e - q.end);
+	r->part[e - q.end] = '\0';
+	if (!names_word(r->part))
+		return false;
+	q.end--; /* the dot before the part */
+	r->rep = (unsigned)rep;
+	*p = q;
+	return true;
+}
+
+enum names_result_kind names_result_parse(const char *name, struct names_result *r)
+{
+	struct names_span p = {name, 0, strlen(name)};
+	struct names_fields f;
+
+	memset(r, 0, sizeof(*r));
+	if (!names_back_lit(&p, ".json"))
+		return NAMES_RESULT_NONE;
+	struct names_span q = p;
+	if (names_result_back_part(&q, r) && names_host(&q, &f)) {
+		memcpy(r->node, f.host, sizeof(r->node));
+		return r->kind = NAMES_RESULT_PART;
+	}
+	memset(r, 0, sizeof(*r));
+	if (!names_host(&p, &f))
+		return NAMES_RESULT_NONE;
+	memcpy(r->node, f.host, sizeof(r->node));
+	return r->kind = NAMES_RESULT_NODE;
 }

@@ -16,6 +16,10 @@
  * "state.tmp.<pid>", "log", "summary.json"; beside a summary written to --out:
  * "<out>.tmp.<pid>.<token>".
  *
+ * In a results directory (the launcher's, the collector's, `check --health`'s --results), a
+ * node's summary is "<node>.json" and a launcher's summary of one part "<node>.<part>.rep<K>.json"
+ * (<K>: 1 to 10 digits, no leading zero, from 1); a name of both forms is the second.
+ *
  * <test>, <part>: 1 to 15 of [a-z0-9]; <size>: 1 to 20 digits and the largest binary unit
  * that divides it (B, KiB, MiB, GiB, TiB, PiB, EiB); <host>, <node>: 1 to 64 of
  * [A-Za-z0-9._-], not starting with '.' or '-'; <pid>, <rep>, <thread>: 1 to 10 digits;
@@ -130,5 +134,26 @@ int names_out_temp(char *buf, size_t len, const char *path, long pid, const char
 
 /* The temporary of an armed run's state file: "state.tmp.<pid>". */
 int names_state_temp(char *buf, size_t len, long pid);
+
+/* The summaries of a results directory (above). */
+enum names_result_kind {
+	NAMES_RESULT_NONE = 0, /* no summary's name */
+	NAMES_RESULT_NODE,     /* "<node>.json" */
+	NAMES_RESULT_PART,     /* "<node>.<part>.rep<K>.json" */
+};
+
+struct names_result {
+	enum names_result_kind kind;
+	char node[NAMES_HOST_MAX + 1];
+	char part[NAMES_WORD_MAX + 1]; /* NAMES_RESULT_PART */
+	unsigned rep;		       /* NAMES_RESULT_PART: from 1 */
+};
+
+/* "<node>.json" and "<node>.<part>.rep<K>.json"; -EINVAL for a rep of 0. */
+int names_result_node(char *buf, size_t len, const char *node);
+int names_result_part(char *buf, size_t len, const char *node, const char *part, unsigned rep);
+
+/* Parse a results directory's name into r (also its kind); never fails: NAMES_RESULT_NONE. */
+enum names_result_kind names_result_parse(const char *name, struct names_result *r);
 
 #endif

@@ -31,6 +31,26 @@ const char *bench_unit_rate(enum bench_unit unit)
 	return (unsigned)unit < BENCH_UNIT_COUNT ? bench_units[unit].rate : "?";
 }
 
+size_t bench_unit_words(bool rate, const char **words, size_t room)
+{
+	static const enum bench_unit order[BENCH_UNIT_COUNT] = {
+	    BENCH_UNIT_BYTES_READ, BENCH_UNIT_BYTES_WRITTEN, BENCH_UNIT_PAGES, BENCH_UNIT_OPS};
+	size_t n = 0;
+
+	for (size_t i = 0; i < BENCH_UNIT_COUNT && n + 1 < room; i++) {
+		const char *w = rate ? bench_units[order[i]].rate : bench_units[order[i]].counted;
+		bool seen = false;
+
+		for (size_t k = 0; k < n; k++)
+			seen = seen || strcmp(words[k], w) == 0;
+		if (!seen)
+			words[n++] = w;
+	}
+	if (room)
+		words[n] = NULL;
+	return n;
+}
+
 void bench_teardown_free(struct bench_ctx *c)
 {
 	free(c->priv);

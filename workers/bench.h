@@ -230,6 +230,14 @@ static inline bool bench_stopping(struct bench_ctx *c)
 const char *bench_unit_counted(enum bench_unit unit);
 const char *bench_unit_rate(enum bench_unit unit);
 
+/*
+ * The words of the table, each once, NULL-terminated in words (room: BENCH_UNIT_COUNT + 1):
+ * what is counted (rate false) or the rates' units (true), in the catalogue's order (what is
+ * moved or touched first, operations last), which is the order a reader's message lists them
+ * in. Returns how many.
+ */
+size_t bench_unit_words(bool rate, const char **words, size_t room);
+
 /* Record the first error of a context (later calls are ignored). Returns -errnum. */
 int bench_fail(struct bench_ctx *c, const char *op, const char *path, int errnum);
 

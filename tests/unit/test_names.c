@@ -272,6 +272,61 @@ static void test_near_misses(void)
 			  cases[i].name, names_kind_name(f.kind));
 }
 
+/* The names of a results directory: each form built and parsed back, and near misses. */
+static void test_results(void)
+{
+	static const struct {
+		const char *name;
+		enum names_result_kind kind;
+		const char *node, *part;
+		unsigned rep;
+	} cases[] = {
+	    {"n1.json", NAMES_RESULT_NODE, "n1", "", 0},
+	    {"node.example.org.json", NAMES_RESULT_NODE, "node.example.org", "", 0},
+	    {"n1.1a.rep1.json", NAMES_RESULT_PART, "n1", "1a", 1},
+	    {"c-01.x.2c.rep1000.json", NAMES_RESULT_PART, "c-01.x", "2c", 1000},
+	    {"n1.4a.rep4294967295.json", NAMES_RESULT_PART, "n1", "4a", 4294967295u},
+	    /* a part's form is the part's, though "n1.2a.rep3" is a node name too */
+	    {"n1.2a.rep3.json", NAMES_RESULT_PART, "n1", "2a", 3},
+	    /* not a repetition: the whole is a node's name */
+	    {"n1.2a.rep0.json", NAMES_RESULT_NODE, "n1.2a.rep0", "", 0},
+	    {"n1.2a.rep01.json", NAMES_RESULT_NODE, "n1.2a.rep01", "", 0},
+	    {"n1.2a.rep4294967296.json", NAMES_RESULT_NODE, "n1.2a.rep4294967296", "", 0},
+	    {"n1.2A.rep1.json", NAMES_RESULT_NODE, "n1.2A.rep1", "", 0},
+	    {"n1.averyveryverylongpart.rep1.json", NAMES_RESULT_NODE,
+	     "n1.averyveryverylongpart.rep1", "", 0},
+	    {"n1..rep1.json", NAMES_RESULT_NODE, "n1..rep1", "", 0},
+	    {"2a.rep1.json", NAMES_RESULT_NODE, "2a.rep1", "", 0},
+	    {".2a.rep1.json", NAMES_RESULT_NONE, "", "", 0},
+	    {"-n.json", NAMES_RESULT_NONE, "", "", 0},
+	    {".json", NAMES_RESULT_NONE, "", "", 0},
+	    {"n 1.json", NAMES_RESULT_NONE, "", "", 0},
+	    {"n1.json.tmp.7." TOK, NAMES_RESULT_NONE, "", "", 0},
+	    {"n1.JSON", NAMES_RESULT_NONE, "", "", 0},
+	    {"manifest", NAMES_RESULT_NONE, "", "", 0},
+	    {"", NAMES_RESULT_NONE, "", "", 0},
+	};
+	struct names_result r;
+	char buf[128], small[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum names_result_kind k = names_result_parse(cases[i].name, &r);
+		CHECK_MSG(k == cases[i].kind && r.kind == k, "'%s': kind %d", cases[i].name, k);
+		CHECK_MSG(strcmp(r.node, cases[i].node) == 0 &&
+			      strcmp(r.part, cases[i].part) == 0 && r.rep == cases[i].rep,
+			  "'%s': node '%s' part '%s' rep %u", cases[i].name, r.node, r.part, r.rep);
+		if (k == NAMES_RESULT_NODE)
+			CHECK(names_result_node(buf, sizeof(buf), r.node) == 0 &&
+			      strcmp(buf, cases[i].name) == 0);
+		if (k == NAMES_RESULT_PART)
+			CHECK(names_result_part(buf, sizeof(buf), r.node, r.part, r.rep) == 0 &&
+			      strcmp(buf, cases[i].name) == 0);
+	}
+	CHECK(names_result_part(buf, sizeof(buf), "n1", "1a", 0) == -EINVAL);
+	CHECK(names_result_node(small, sizeof(small), "n1234") == -ENAMETOOLONG);
+	CHECK(names_result_part(small, sizeof(small), "n1", "1a", 1) == -ENAMETOOLONG);
+}
+
 static void test_kind_names(void)
 {
 	for (unsigned k = 0; k < NAMES_COUNT; k++)
@@ -285,6 +340,7 @@ int main(void)
 	test_build();
 	test_too_long();
 	test_near_misses();
+	test_results();
 	test_kind_names();
 	return check_done();
 }

@@ -201,6 +201,21 @@ static void test_units(void)
 	}
 	CHECK_STR(bench_unit_counted(BENCH_UNIT_COUNT), "?");
 	CHECK_STR(bench_unit_rate(BENCH_UNIT_COUNT), "?");
+	/* each word once, in the catalogue's order (catalogue.py's COUNTED and RATE_UNITS) */
+	const char *words[BENCH_UNIT_COUNT + 1];
+	static const char *const counted[] = {"bytes read", "bytes written", "pages touched",
+					      "operations"};
+	static const char *const rates[] = {"B/s", "pages/s", "ops/s"};
+	CHECK_U64(bench_unit_words(false, words, BENCH_UNIT_COUNT + 1), 4);
+	for (size_t i = 0; i < 4; i++)
+		CHECK_STR(words[i], counted[i]);
+	CHECK(words[4] == NULL);
+	CHECK_U64(bench_unit_words(true, words, BENCH_UNIT_COUNT + 1), 3);
+	for (size_t i = 0; i < 3; i++)
+		CHECK_STR(words[i], rates[i]);
+	CHECK(words[3] == NULL);
+	CHECK_U64(bench_unit_words(false, words, 2), 1);
+	CHECK(words[1] == NULL);
 }
 
 static void test_fail(void)
