@@ -12,7 +12,7 @@
      lead that covers the measured launch time (at least 3 s), with a timeout; before each
      part of test 3, --server-drop's command on this host.
   3. every node's JSON summary lands in RESULTS/<run-id>/<node>.<part>.rep<R>.json (written
-     there directly, or copied back with ClusterShell's rcopy), with manifest.json, the launcher's
+     there directly, or printed back by each node over ssh), with manifest.json, the launcher's
      record of the nodes, servers, rounds and of every node that failed, hung or was
      unreachable; then the collector's report (report.txt, report.json).
 
@@ -110,6 +110,10 @@ def _launch_options(g):
                         "shared; the clock offsets come from the info round")
     g.add_argument("--launcher-option", action="append", default=[], metavar="ARG",
                    help="an extra argument for clush, pdsh or srun (repeatable)")
+    g.add_argument("--connect-timeout", metavar="SECONDS",
+                   help="the time a node's connection may take in every round before it "
+                        "counts as unreachable (ssh ConnectTimeout, pdsh -t; default: 10, or "
+                        "clush.conf's connect_timeout)")
     g.add_argument("--timeout", default="3600", metavar="SECONDS",
                    help="a part's time limit on a node after its start (default: 3600)")
     g.add_argument("--prepare-timeout", default="14400", metavar="SECONDS",
@@ -146,11 +150,13 @@ def _result_options(g):
     g.add_argument("--run-id", metavar="ID", help="name of the run (default: UTC date-time)")
     g.add_argument("--gather", choices=("shared", "rcopy"),
                    help="shared: nodes write into --results (on a filesystem they share at the "
-                        "same path); rcopy: they write to --scratch and the launcher copies "
-                        "the files back (clush --rcopy, rpdcp). Default: rcopy over ssh, "
-                        "shared with --exec and srun")
+                        "same path); rcopy: they write to --scratch and each node prints its "
+                        "own summary back to the launcher over ssh, as its other rounds go. "
+                        "Default: rcopy over ssh, shared with --exec and srun")
     g.add_argument("--scratch", default="/tmp", metavar="DIR",
-                   help="node-local directory for rcopy and pid files (default: /tmp)")
+                   help="node-local directory for the run's state, pid files and summaries "
+                        "(owned by the user or root, closed to others or sticky; default: "
+                        "/tmp)")
     g.add_argument("--no-report", action="store_true", help="do not print the report")
     g.add_argument("--clean", action="store_true",
                    help="after the run, remove the replicas (stagebench clean on the "

@@ -11,6 +11,7 @@ as subprocesses whose output is parsed.
 A command is given as a list of arguments in which NODE stands for the node's name (exec mode
 only); a command line a remote shell reads is built with every argument quoted.
 """
+import math
 import os
 import re
 import shlex
@@ -21,7 +22,7 @@ import time
 
 from . import clocksync
 from . import procs
-from .common import UsageError, safe_text
+from .common import UsageError, node_name_ok, safe_text
 from .files import open_new, which
 
 NODE = "\0h"  # placeholder for the node name in a command, substituted per node by the engine
@@ -29,16 +30,57 @@ NODE = "\0h"  # placeholder for the node name in a command, substituted per node
 
 class Outcome:
     """What one node did in a round: its exit status (None: unknown, or still running),
-    whether it ran out of time, its stdout and stderr lines, and the machine reason of its
-    error where the node gave one (an armed run's state)."""
-    __slots__ = ("rc", "timeout", "out", "err", "reason")
+    whether it ran out of its own time limit, whether the round ended before it did (aborted:
+    the round's bound, a stop, an engine error: never the node's own failure), its stdout and
+    stderr lines, the machine reason of its error where the node gave one (an armed run's
+    state), and when its command started and ended (time.time(); None where the engine does
+    not say)."""
+    __slots__ = ("rc", "timeout", "aborted", "out", "err", "reason", "started", "ended")
 
     def __init__(self):
         self.rc = None
         self.timeout = False
+        self.aborted = False
         self.out = []
         self.err = []
         self.reason = None
+        self.started = None
+        self.ended = None
+
+
+class FileSink(object):
+    """Each node's stdout lines into a file of its own, DIRECTORY/<node><suffix>, created
+    exclusively on its first line, written as they arrive (a newline after each): what a gather
+    round's nodes print is kept on disk, never in memory."""
+
+    def __init__(self, directory, suffix):
+        self.directory = directory
+        self.suffix = suffix
+        self.files = {}
+        self.errors = {}
+
+    def write(self, node, data):
+        """data (bytes, a line without its newline) of node."""
+        if node in self.errors:
+            return
+        f = self.files.get(node)
+        if f is None:
+            if not node_name_ok(node):
+                self.errors[node] = "its name cannot name a file"
+                return
+            try:
+                f = open_new(os.path.join(self.directory, node + self.suffix), binary=True)
+            except OSError as e:
+                self.errors[node] = "cannot write what it sent: %s" % (e.strerror or e)
+                return
+            self.files[node] = f
+        f.write(data + b"\n")
+
+    def close(self):
+        """Every file closed; {node: its path}."""
+        for f in self.files.values():
+            f.close()
+        return {n: os.path.join(self.directory, n + self.suffix) for n in self.files}
 
 
 def shell_line(args):
@@ -55,11 +97,19 @@ def _exec_arg(a, braced=True):
     return a.replace("%", "%%").replace(NODE, "%{h}" if braced else "%h")
 
 
+DEFAULT_CONNECT_TIMEOUT = 10.0  # s a node's connection may take (ssh ConnectTimeout, pdsh -t)
+ROUND_MARGIN_S = 30.0  # a round's bound past what its waves of per-node limits allow
+
+
 class Engine:
-    """What the engines share: name, exec mode, extra options, fanout."""
+    """What the engines share: name, exec mode, extra options, fanout, and the per-node
+    connect time limit (connect_timeout, None: the engine's own or DEFAULT_CONNECT_TIMEOUT)."""
     tool = None
     package = None
     can_talk = False  # whether a round can converse with each node over its stdin
+    # the launcher's open descriptors a connection in flight costs (the pipes of one ssh);
+    # None: the connections are another process's (pdsh, srun)
+    fds_per_connection = None
 
     def __init__(self, name, exec_mode, options, fanout):
         self.name = name
@@ -67,6 +117,7 @@ class Engine:
         self.options = list(options)
         self.fanout = fanout
         self.remote = not exec_mode
+        self.connect_timeout = None
 
     def check_installed(self):
         if not which(self.tool):
@@ -74,6 +125,30 @@ class Engine:
 
     def fan(self, nodes):
         return str(self.fanout or max(len(nodes), 1))
+
+    def connect_s(self):
+        """The time a node's connection may take before it counts as failed (0 in exec mode:
+        there is none)."""
+        if self.exec_mode:
+            return 0.0
+        return self.connect_timeout if self.connect_timeout is not None else \
+            DEFAULT_CONNECT_TIMEOUT
+
+    def node_limit(self, limit):
+        """A node's own time limit in a round whose command may take limit s: its connection
+        and its command."""
+        return self.connect_s() + limit
+
+    def waves(self, count):
+        """The waves count nodes need at the fan-out."""
+        fan = int(self.fan(range(count)))
+        return max(1, int(math.ceil(count / float(fan))))
+
+    def round_bound(self, count, limit):
+        """How long a round of count nodes may take at most, each node within its own limit
+        (node_limit): its waves one after the other, and a margin. Past it the round is
+        stopped; a node it did not reach is not reached, never unreachable."""
+        return self.waves(count) * self.node_limit(limit) + ROUND_MARGIN_S
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,8 +201,7 @@ def clush_conf_info():
     try:
         conf = ClushConfig(_NoOptions())
         info = {"ssh_user": conf.ssh_user, "ssh_path": conf.ssh_path,
-                "ssh_options": conf.ssh_options, "scp_path": conf.scp_path,
-                "scp_options": conf.scp_options, "connect_timeout": conf.connect_timeout}
+                "ssh_options": conf.ssh_options, "connect_timeout": conf.connect_timeout}
     except (ClushConfigError, ValueError) as e:
         raise UsageError("clush.conf: %s" % e)
     return dict((k, v) for k, v in info.items() if v)
@@ -138,10 +212,11 @@ class _Handler(object):
     (clocksync.Exchange), each stdout line is also answered on the node's stdin at once, from
     this thread: a conversation with the node, not a command fed in advance."""
 
-    def __init__(self, res, log_out, log_err, talk=None):
+    def __init__(self, res, log_out, log_err, talk=None, sink=None):
         self.res = res
         self.logs = {"stdout": log_out, "stderr": log_err}
         self.talk = talk
+        self.sink = sink
 
     def _answer(self, worker, node, msg, recv_ns):
         reply = self.talk.on_line(node, msg.decode("utf-8", "replace"), recv_ns)
@@ -157,6 +232,9 @@ class _Handler(object):
     def ev_read(self, worker, node, sname, msg):
         if self.talk is not None and sname == "stdout":
             self._answer(worker, node, msg, clocksync.now_ns())  # the instant first
+        if self.sink is not None and sname == "stdout":
+            self.sink.write(node, msg)
+            return
         o = self.res.get(node)
         line = msg.decode("utf-8", "replace")
         if o is not None:
@@ -166,10 +244,16 @@ class _Handler(object):
             log.write("%s: %s\n" % (node, safe_text(line)))
             log.flush()
 
+    def ev_pickup(self, worker, node):
+        o = self.res.get(node)
+        if o is not None:
+            o.started = time.time()
+
     def ev_hup(self, worker, node, rc):
         o = self.res.get(node)
         if o is not None:
             o.rc = rc
+            o.ended = time.time()
 
     def ev_close(self, worker, timedout):
         if timedout:
@@ -197,24 +281,33 @@ class _StdinPort(object):
 
 
 class TaskRound:
-    """A round on ClusterShell.Task, run in a thread of its own."""
+    """A round on ClusterShell.Task, run in a thread of its own. Each node's command has its
+    own time limit (the worker's timeout: ClusterShell arms it when the node's connection
+    starts, so it is per node whatever the waves), and the round is stopped only through
+    ClusterShell (Task.abort): its ssh processes are its own to kill and reap, never the
+    launcher's. An error of ClusterShell's is the round's (error), never raised: the nodes it
+    did not finish are aborted."""
 
-    def __init__(self, engine, nodes, command, timeout, logbase, stdin, copy=None, talk=None):
+    ABORT_WAIT_S = 10.0
+
+    def __init__(self, engine, nodes, command, timeout, logbase, stdin, talk=None, sink=None):
         self.res = {n: Outcome() for n in nodes}
+        self._sink = sink
         self.worker = None
         self.task = None
         self.port = None
         self.error = None
+        self.aborted = False
         self._ready = threading.Event()
         self._logs = (open_new(logbase + ".out"), open_new(logbase + ".err"))
         self._talk = talk
         self._thread = threading.Thread(target=self._body, args=(
-            engine, nodes, command, timeout, stdin or talk is not None, copy))
+            engine, nodes, command, engine.node_limit(timeout), stdin or talk is not None))
         self._thread.daemon = True
         self._thread.start()
         self._ready.wait()
 
-    def _body(self, engine, nodes, command, timeout, stdin, copy):
+    def _body(self, engine, nodes, command, timeout, stdin):
         from ClusterShell.Event import EventHandler
         from ClusterShell.NodeSet import NodeSet
         from ClusterShell.Task import task_self
@@ -225,17 +318,15 @@ class TaskRound:
         class Port(_StdinPort, EventHandler):
             pass
 
+        task = None
         try:
             task = task_self()
             task.set_info("fanout", int(engine.fan(nodes)))
             for k, v in engine.info.items():
                 task.set_info(k, v)
-            handler = Handler(self.res, self._logs[0], self._logs[1], self._talk)
+            handler = Handler(self.res, self._logs[0], self._logs[1], self._talk, self._sink)
             ns = NodeSet.fromlist(nodes)
-            if copy is not None:
-                worker = task.rcopy(copy[0], copy[1], ns, handler=handler, timeout=timeout,
-                                    tree=False)
-            elif engine.exec_mode:
+            if engine.exec_mode:
                 from ClusterShell.Worker.Exec import ExecWorker
                 worker = ExecWorker(nodes=ns, handler=handler, timeout=timeout, stderr=True,
                                     command=command)
@@ -256,6 +347,7 @@ class TaskRound:
         except Exception as e:  # ClusterShell's errors have no common base
             self.error = e
             self._ready.set()
+            self._finish(task)
             return
         self._ready.set()
         try:
@@ -263,7 +355,15 @@ class TaskRound:
         except Exception as e:  # a worker that cannot start its command, say
             self.error = e
         finally:
-            task.abort(kill=True)
+            self._finish(task)
+
+    def _finish(self, task):
+        try:
+            if task is not None:
+                task.abort(kill=True)
+        except Exception as e:  # the task's own end failed: said, not raised
+            if self.error is None:
+                self.error = e
 
     def write(self, node, data):
         """Send data to node's stdin (a round started with stdin=True)."""
@@ -280,19 +380,46 @@ class TaskRound:
         return ()
 
     def kill(self):
-        if self.task is not None and self._thread.is_alive():
-            self.task.abort()
-        self._thread.join(10)
+        """Stop the round through ClusterShell (Task.abort from this thread: the task's thread
+        ends its workers, killing and reaping their processes), waiting ABORT_WAIT_S at most;
+        the nodes it did not finish are aborted."""
+        self.aborted = True
+        task = self.task
+        if task is not None and self._thread.is_alive():
+            stopper = threading.Thread(target=self._abort, args=(task,))
+            stopper.daemon = True
+            stopper.start()
+            stopper.join(self.ABORT_WAIT_S)
+        self._thread.join(self.ABORT_WAIT_S)
+
+    def _abort(self, task):
+        try:
+            task.abort()
+        except Exception:  # the task ended meanwhile, or cannot be aborted: it is left
+            pass
 
     def signal(self, sig):
         procs.signal_pids(procs.descendants(), sig)
 
     def results(self):
-        for f in self._logs:
-            f.close()
-        if self.error is not None:
-            raise UsageError("ClusterShell could not start the round: %s" % self.error)
+        """{node: Outcome}; a node the round did not finish (stopped, or ClusterShell's error)
+        is aborted. A round still running (its thread would not end) reads as stopped."""
+        if self._thread.is_alive():
+            self.aborted = True
+        else:
+            for f in self._logs:
+                f.close()
+        if self.aborted or self.error is not None:
+            for o in self.res.values():
+                if o.rc is None and not o.timeout:
+                    o.aborted = True
         return self.res
+
+    def error_text(self):
+        """ClusterShell's error of this round, one line, or None."""
+        if self.error is None:
+            return None
+        return safe_text("%s: %s" % (type(self.error).__name__, self.error))
 
 
 class ClushEngine(Engine):
@@ -312,14 +439,26 @@ class ClushEngine(Engine):
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()
             self.info.update(parse_clush_options(self.options))
-            # ssh and scp in sessions of their own, as clush's were: a Ctrl-C on the terminal
+            # ssh in sessions of its own, as clush's were: a Ctrl-C on the terminal
             # reaches the launcher only, which stops the nodes itself
-            for key, tool in (("ssh_path", "ssh"), ("scp_path", "scp")):
-                self.info[key] = "setsid " + self.info.get(key, tool)
+            self.info["ssh_path"] = "setsid " + self.info.get("ssh_path", "ssh")
+
+    fds_per_connection = 4  # an ssh's stdin, stdout and stderr pipes, and a spare
 
     def check_installed(self):
         if not which("setsid"):  # ClusterShell is this process's own
             raise UsageError("setsid is not installed (Debian: util-linux)")
+
+    def connect_s(self):
+        """--connect-timeout, else clush.conf's or --launcher-option -t's connect_timeout,
+        else DEFAULT_CONNECT_TIMEOUT; given to ssh (ConnectTimeout) through the task."""
+        if self.exec_mode:
+            return 0.0
+        if self.connect_timeout is None:
+            self.connect_timeout = float(self.info.get("connect_timeout") or
+                                         DEFAULT_CONNECT_TIMEOUT)
+        self.info["connect_timeout"] = self.connect_timeout
+        return self.connect_timeout
 
     def node_command(self, args):
         if self.exec_mode:
@@ -329,12 +468,11 @@ class ClushEngine(Engine):
             return "exec setsid -- " + " ".join(shlex.quote(_exec_arg(a)) for a in args)
         return shell_line(args)
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None,
+              sink=None):
+        self.connect_s()
         return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin,
-                         talk=talk)
-
-    def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
-        return TaskRound(self, nodes, None, timeout, logbase, False, copy=(src, dest))
+                         talk=talk, sink=sink)
 
     def describe(self, nodes_file, nodes, args, timeout):
         """The clush command line that does what a round does (dry run, --verbose)."""
@@ -343,13 +481,12 @@ class ClushEngine(Engine):
             cmd += ["--topology", self.topology_file]
         if self.exec_mode:
             cmd += ["-R", "exec"]
+        else:
+            cmd += ["-t", "%g" % self.connect_s()]
         if timeout:
-            cmd += ["-u", str(int(timeout + 0.999))]
+            cmd += ["-u", str(int(self.node_limit(timeout) + 0.999))]
         return cmd + self.options + [self.node_command(args)]
 
-    def describe_rcopy(self, nodes_file, src, dest):
-        return ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f",
-                str(self.fanout or 64)] + self.options + ["--rcopy", src, "--dest", dest]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,7 +494,9 @@ class ClushEngine(Engine):
 
 
 class ProcessRound:
-    """A round run by a command (pdsh, srun, rpdcp) whose output goes to log files."""
+    """A round run by a command (pdsh, srun) whose output goes to log files."""
+
+    aborted = False
 
     def __init__(self, engine, cmd, nodes, logbase, name=None):
         self.engine = engine
@@ -379,9 +518,19 @@ class ProcessRound:
         return (self.proc.pid,)
 
     def kill(self):
+        """Stop the round: its command's whole session (the command in a session of its own,
+        with what it started), SIGTERM then SIGKILL; then its exit status reaped."""
+        self.aborted = True
+        procs.signal_group(self.proc.pid, signal.SIGTERM)
         if not procs.wait_pid(self.proc, 5.0):
-            procs.signal_pids([self.proc.pid], signal.SIGKILL)
+            procs.signal_group(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self.cleanup()
+
+    def cleanup(self):
+        """After the command ended: what it left running in its session (a node process its
+        pdsh gave up on) killed."""
+        procs.signal_group(self.proc.pid, signal.SIGKILL)
 
     def signal(self, sig):
         """srun: exactly one signal to every task, through `scancel --signal=SIG JOB.STEP` (the
@@ -394,12 +543,23 @@ class ProcessRound:
         else:
             procs.signal_pids(procs.descendants(exclude=(self.proc.pid,)), sig)
 
+    sink = None
+
     def results(self):
-        with open(self.logbase + ".out", "rb") as f:
-            out = f.read().decode("utf-8", "replace")
-        with open(self.logbase + ".err", "rb") as f:
-            err = f.read().decode("utf-8", "replace")
-        return self.engine.parse(out, err, self.nodes)
+        """{node: Outcome} parsed from the command's output, read line by line (a sink takes
+        the stdout lines); once the round was stopped, a node with no exit status and nothing
+        printed is aborted (pdsh says nothing of an exit 0, so one that printed something
+        ran)."""
+        with open(self.logbase + ".out", "rb") as fo, open(self.logbase + ".err", "rb") as fe:
+            res = self.engine.parse(fo, fe, self.nodes, self.sink)
+        if self.aborted:
+            for o in res.values():
+                if o.rc is None and not o.timeout and not o.out and not o.err:
+                    o.aborted = True
+        return res
+
+    def error_text(self):
+        return None
 
 
 _LABEL = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9._-]*): ?(.*)$")
@@ -489,14 +649,17 @@ class BroadcastTalkRound(ProcessRound):
 class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
-    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None):
+    def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None,
+              sink=None):
         name = self.round_name()
         cmd = self.command(nodes_file, nodes, args, timeout, name)
         if talk is not None and self.can_talk:
             return BroadcastTalkRound(self, cmd, nodes, logbase, talk, timeout, name)
         if stdin or talk is not None:
             raise UsageError("%s cannot write to a node's stdin" % self.name)
-        return ProcessRound(self, cmd, nodes, logbase, name)
+        rnd = ProcessRound(self, cmd, nodes, logbase, name)
+        rnd.sink = sink
+        return rnd
 
     def round_name(self):
         return None
@@ -511,16 +674,24 @@ class CommandEngine(Engine):
     def label_of(self, label, nodes):
         return label
 
-    def parse(self, out_text, err_text, nodes):
-        """{node: Outcome} from the engine's stdout and stderr."""
+    def parse(self, out, err, nodes, sink=None):
+        """{node: Outcome} from the engine's stdout and stderr: text, or binary files read line
+        by line; with a sink, the stdout lines go to it (sink.write(node, bytes))."""
         res = {n: Outcome() for n in nodes}
-        for text, attr, status in ((out_text, "out", False), (err_text, "err", True)):
-            for line in text.splitlines():
+        for text, attr, status in ((out, "out", False), (err, "err", True)):
+            lines = text.splitlines() if isinstance(text, str) else \
+                (raw.decode("utf-8", "replace").rstrip("\n") for raw in text)
+            for line in lines:
                 if status and self.rc_line(line, res):
                     continue
                 m = _LABEL.match(line)
-                o = res.get(self.label_of(m.group(1), nodes)) if m else None
-                if o is not None:
+                node = self.label_of(m.group(1), nodes) if m else None
+                o = res.get(node) if m else None
+                if o is None:
+                    continue
+                if sink is not None and not status:
+                    sink.write(node, m.group(2).encode("utf-8", "surrogateescape"))
+                else:
                     getattr(o, attr).append(m.group(2))
         return res
 
@@ -528,6 +699,7 @@ class CommandEngine(Engine):
 class PdshEngine(CommandEngine):
     tool = "pdsh"
     package = "pdsh"
+    fds_per_connection = 4  # pdsh's own (it inherits this process's limit): an ssh's pipes
     _RC = re.compile(r"^pdsh@[^:]*: (\S+): .*exited with exit code (\d+)$")
     _SIG = re.compile(r"^pdsh@[^:]*: (\S+): .*killed by signal (\d+)$")
     _TO = re.compile(r"^pdsh@[^:]*: (\S+): command timeout$")
@@ -547,6 +719,8 @@ class PdshEngine(CommandEngine):
     def command(self, nodes_file, nodes, args, timeout, name=None):
         cmd = ["pdsh", "-b", "-w", "^" + nodes_file, "-f", self.fan(nodes),
                "-R", "exec" if self.exec_mode else "ssh"]
+        if not self.exec_mode:
+            cmd += ["-t", str(max(1, int(self.connect_s() + 0.999)))]
         if timeout:
             cmd += ["-u", str(int(timeout + 0.999))]
         return cmd + self.options + self.node_command(args)
@@ -566,11 +740,6 @@ class PdshEngine(CommandEngine):
                 return True
         return line.startswith("sending signal")
 
-    def rcopy(self, nodes, src, dest, logbase, nodes_file=None, timeout=600):
-        return ProcessRound(self, self.describe_rcopy(nodes_file, src, dest), nodes, logbase)
-
-    def describe_rcopy(self, nodes_file, src, dest):
-        return ["rpdcp", "-R", "ssh", "-w", "^" + nodes_file] + self.options + [src, dest]
 
 
 class SrunEngine(CommandEngine):

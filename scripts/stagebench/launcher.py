@@ -64,7 +64,6 @@ class Launcher:
         if self.args.dry_run:
             return DryRun(self.plan).print()
         self.make_rundir()
-        procs.set_subreaper()
         self.manifest = Manifest(self.plan)
         self.rounds = Rounds(self.plan, self.manifest, self.args.verbose)
         signal.signal(signal.SIGINT, self.rounds.on_signal)
@@ -424,12 +423,11 @@ class Launcher:
         else:
             res, dt = rounds.run("run-%s-rep%d" % (name, rep), nodes,
                                  plan.run_args(name, rep, start_at), plan.lead.s + plan.timeout)
-        if plan.gather == "rcopy":
-            rounds.rcopy(nodes, name, rep)
-        self.after_run(rnds, res, dt, name, rep)
+        ungathered = rounds.gather(nodes, name, rep) if plan.gather == "rcopy" else {}
+        self.after_run(rnds, res, dt, name, rep, ungathered)
         return rnds
 
-    def after_run(self, rnds, res, dt, name, rep):
+    def after_run(self, rnds, res, dt, name, rep, ungathered):
         """A part's nodes recorded: the failures of each of its records, the summaries that
         did not arrive; the lead doubled when nodes missed the start (but for a clock ahead,
         which a longer lead would not cure)."""
@@ -439,7 +437,8 @@ class Launcher:
         for rnd in rnds:
             rnd["duration_s"] = round(dt, 3)
             fail = self.rounds.record_failures(rnd, res, "--timeout %g s after the start"
-                                               % self.plan.timeout, summaries=arrived)
+                                               % self.plan.timeout, summaries=arrived,
+                                               ungathered=ungathered)
             for n, f in fail.items():
                 # a node whose outcome gave no reason (a run round): its summary's
                 if "reason" not in f and n in arrived and START_MISSED in error_reasons(
@@ -523,7 +522,7 @@ class Launcher:
         self.manifest.add_round(rnd)
 
     def scratch_cleanup(self):
-        """Remove the node-local scratch directory (pid files, rcopy sources) of the run."""
+        """Remove the node-local scratch directory (state, pid files, summaries) of the run."""
         if self.plan.engine.remote:
             live = self.rounds.live(self.plan.nodes)
             if live:

@@ -24,6 +24,7 @@ from .rounds import err_line
 MIN_LEAD_S = 3.0
 MAX_LEAD_S = 600.0
 DEFAULT_FANOUT = 64  # ClusterShell's: connections at once in an armed run
+FD_RESERVE = 64  # descriptors for the launcher's own files, logs and pipes beside the rounds
 
 RUN_FLAGS = ("verify", "fsync", "keep", "require_ntp", "late_ok")
 RUN_VALUES = ("threads", "cpus", "xfer", "seed", "count", "chunk", "passes")
@@ -129,6 +130,10 @@ class Plan:
         self.info_timeout = common.parse_seconds(a.info_timeout, "--info-timeout", 1, 86400)
         self.lead = Lead(common.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600))
         self.max_offset = common.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
+        self.connect_timeout = None
+        if a.connect_timeout is not None:
+            self.connect_timeout = common.parse_seconds(a.connect_timeout, "--connect-timeout",
+                                                        1, 3600)
         self.interval = 0.0
         if a.interval is not None:
             self.interval = common.parse_seconds(a.interval, "--interval", 1, 86400)
@@ -234,8 +239,10 @@ class Plan:
             raise common.UsageError("--interval arms a whole test in one round: clush or pdsh "
                                     "over ssh, not %s"
                                     % ("--exec" if a.exec_mode else a.launcher))
+        self.engine.connect_timeout = self.connect_timeout
         if self.armed:
             self.engine.fanout = a.fanout or DEFAULT_FANOUT
+            self.fit_fanout()
         elif a.fanout is not None and a.fanout < len(self.nodes):
             raise common.UsageError(
                 "--fanout %d is below the %d nodes: %s holds a connection to every node for a "
@@ -244,9 +251,22 @@ class Plan:
                 % (a.fanout, len(self.nodes), "--exec" if a.exec_mode else a.launcher, a.fanout))
         if not a.dry_run:
             self.engine.check_installed()
-        if self.gather == "rcopy" and a.launcher == "pdsh" and not a.dry_run and \
-                not files.which("rpdcp"):
-            raise common.UsageError("--gather rcopy with pdsh needs rpdcp (Debian: pdsh)")
+
+    def fit_fanout(self):
+        """The descriptor limit raised to its hard limit; a fan-out whose connections cannot
+        fit in it (the engine's descriptors a connection, and FD_RESERVE for the rest) is
+        lowered, said in one line."""
+        per = self.engine.fds_per_connection
+        soft, hard = procs.raise_fd_limit()
+        if per is None or soft is None:
+            return
+        fits = max(1, (soft - FD_RESERVE) // per)
+        if self.engine.fanout > fits:
+            common.say("warning: a fan-out of %d needs about %d open descriptors and this "
+                       "process may have %d (ulimit -n, hard limit %s): fan-out lowered to %d"
+                       % (self.engine.fanout, self.engine.fanout * per + FD_RESERVE, soft,
+                          "unlimited" if hard is None else hard, fits))
+            self.engine.fanout = fits
 
     def find_check_binary(self):
         """The stagebench on this machine that checks the run options and gives the test
@@ -417,6 +437,10 @@ class Plan:
         """Signal the run whose pid file is in the node's scratch directory (a run round)."""
         return remote.command("stop", self.scratch, signame)
 
+    def send_args(self, suffix):
+        """Print this node's summary SCRATCH/NAME.SUFFIX (a gather round)."""
+        return remote.command("send", self.scratch, suffix)
+
     def scratch_rm_args(self):
         return remote.command("scratch-rm", self.scratch)
 
@@ -520,6 +544,5 @@ class DryRun:
             self.show("    run %s" % part, nodes, plan.run_args(part, rep, t),
                       plan.lead.s + plan.timeout)
         if plan.gather == "rcopy":
-            src = os.path.join(plan.scratch, "%s.rep%d.json" % (part, rep))
-            print("    copy back: %s" % " ".join(shlex.quote(c) for c in plan.engine.describe_rcopy(
-                self.nodes_file, src, os.path.join(plan.rundir, "incoming"))))
+            self.show("    then, copied back (each node prints its own summary)", nodes,
+                      plan.send_args("%s.rep%d.json" % (part, rep)), 120)

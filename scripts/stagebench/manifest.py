@@ -116,6 +116,12 @@ class Manifest:
         """{node name: its offset entry} measured before the first part."""
         return self.doc["clock"].get("start") or {}
 
+    def engine_error(self, round_name, text):
+        """A round that the engine (ClusterShell, pdsh, srun) ended with an error of its own:
+        the round's name and the error, kept; the run went on with what answered."""
+        self.doc.setdefault("engine_errors", []).append({"round": round_name, "error": text})
+        self.save()
+
     def warn(self, text):
         """A warning of the launcher: said now, and kept for the report."""
         common.say("warning: %s" % text)

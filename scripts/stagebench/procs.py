@@ -1,7 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Process control of the launchers: a child subreaper that can stop and reap every process it
-started, wherever they were reparented."""
-import ctypes
+"""Process control of the launchers: their descendants found, signalled and stopped, by pid."""
 import os
 import signal
 import subprocess
@@ -9,20 +7,10 @@ import time
 
 # Process control
 #
-# A launcher sets itself as a child subreaper: processes its children leave behind (a node
-# process whose clush or pdsh parent gave up on it) are reparented to the launcher instead of
-# init, so it can find, stop and reap every one of them by walking /proc. It only ever signals
-# its own descendants, by pid.
-
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def set_subreaper():
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+# A launcher only ever signals its own descendants, by pid, and never reaps a process it did
+# not start itself: a round's processes are its engine's (ClusterShell, or a pdsh or srun in a
+# session of its own) to kill and reap. Taking an exit status from under ClusterShell leaves it
+# an ECHILD that ends its task.
 
 
 def _proc_table():
@@ -96,29 +84,26 @@ def signal_pids(pids, sig):
             pass
 
 
-def reap_orphans():
-    """Collect the exit status of reparented children that have ended (never blocks)."""
-    for pid, (ppid, state) in _proc_table().items():
-        if ppid == os.getpid() and state == "Z":
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            except OSError:
-                pass
+def signal_group(pgid, sig):
+    """sig to the process group pgid (a command started in a session of its own: it and what
+    it started); True when there was one."""
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except OSError:
+        return False
 
 
 def stop_descendants(grace=3.0, exclude=(), first=signal.SIGTERM):
     """Signal every descendant (but exclude), wait up to grace seconds, then SIGKILL what is
-    left, and reap what was reparented here. Returns the pids that had to be killed."""
+    left (a zombie counts as gone: its parent reaps it). Returns the pids that had to be
+    killed."""
     pids = descendants(exclude=exclude)
     if not pids:
-        reap_orphans()
         return []
     signal_pids(pids, first)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        reap_orphans()
         left = [p for p in descendants(exclude=exclude) if p in pids]
         if not left:
             return []
@@ -127,10 +112,26 @@ def stop_descendants(grace=3.0, exclude=(), first=signal.SIGTERM):
     signal_pids(left, signal.SIGKILL)
     t = time.monotonic() + 2.0
     while time.monotonic() < t and descendants(exclude=exclude):
-        reap_orphans()
         time.sleep(0.05)
-    reap_orphans()
     return left
+
+
+def raise_fd_limit():
+    """The soft limit of open descriptors raised to the hard one; (soft now, hard: None when
+    unlimited), or (None, None) when it cannot be read."""
+    try:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            want = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+                soft = want
+            except (ValueError, OSError):
+                pass
+        return soft, None if hard == resource.RLIM_INFINITY else hard
+    except (ImportError, ValueError, OSError):
+        return None, None
 
 
 def wait_pid(proc, timeout):

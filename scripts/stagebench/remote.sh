@@ -10,10 +10,14 @@
 #   atstate STATE [BINARY COMMAND ARG...]      BINARY COMMAND STATE.NAME ARG... (status, stop),
 #                                              or the tail of that armed run's log
 #   stop SCRATCH SIGNAL                        signal the run whose pid file is in SCRATCH
+#   send SCRATCH SUFFIX                        print this node's summary SCRATCH/NAME.SUFFIX
 #   scratch-rm SCRATCH                         remove this node's files in SCRATCH, then it
+#                                              once empty
 # RESULTS: the shared results directory (the summary goes to RESULTS/NAME.SUFFIX), or empty:
-# the summary goes to SCRATCH/SUFFIX, copied back by the launcher. SCRATCH is the run's
-# node-local scratch directory, an unpredictable name the launcher chose.
+# the summary goes to SCRATCH/NAME.SUFFIX, and the launcher gathers it (send). SCRATCH is the
+# run's node-local scratch directory, an unpredictable name the launcher chose; every file in
+# it carries the node's name, so node names that reach one machine (ssh aliases) or share a
+# --scratch on a shared filesystem never collide.
 
 # The node's name: $STAGEBENCH_NODE, else Slurm's node name, else its short host name.
 n=${STAGEBENCH_NODE:-${SLURMD_NODENAME:-$(hostname -s)}}
@@ -38,15 +42,43 @@ started() {
 	)
 }
 
-# scratch DIR: the node-local scratch directory made fresh (mode 0700), or else one this
-# user made before (another alias of the same machine made it). Anything else (planted by
-# another user, a link) fails the node, nothing written.
+# owned DIR: DIR is a directory (not a link) of this user or root that others cannot write,
+# or one with the sticky bit (/tmp), where others cannot remove or rename what is ours.
+owned() {
+	[ -d "$1" ] && [ ! -L "$1" ] && { [ -O "$1" ] || [ "$(stat -c %u -- "$1")" = 0 ]; } &&
+		case "$(stat -c %A -- "$1")" in
+		?????????t | ?????????T) true ;;
+		?????w???? | ????????w?) false ;;
+		*) true ;;
+		esac
+}
+
+# scratch DIR: the node-local scratch directory made fresh (mode 0700) in a parent that owned
+# accepts (--scratch), or else one this user made before (another name of the same machine
+# made it). Anything else (a parent another user may write, a directory planted by another
+# user, a link) fails the node, nothing written; so does a parent that cannot hold it (no
+# space), said as the system says it.
 scratch() {
-	mkdir -p -- "${1%/*}"
-	mkdir -m 0700 -- "$1" 2>/dev/null || private "$1" || {
-		echo "stagebench-cluster: error: node-local scratch $1 is not a private directory of this user (mode 0700, not a link): refused" >&2
+	parent=${1%/*}
+	[ -e "$parent" ] || mkdir -p -- "$parent" || {
+		echo "stagebench-cluster: error: --scratch $parent cannot be created (see the line above)" >&2
 		exit 3
 	}
+	if ! owned "$parent"; then
+		echo "stagebench-cluster: error: --scratch $parent is not a directory of this user or root closed to others (or sticky, as /tmp): refused" >&2
+		exit 3
+	fi
+	if ! why=$(mkdir -m 0700 -- "$1" 2>&1) && ! private "$1"; then
+		case "$why" in
+		*"No space left"* | *"Disk quota"*)
+			echo "stagebench-cluster: error: node-local scratch $1: no space left on device" >&2 ;;
+		*"File exists"*)
+			echo "stagebench-cluster: error: node-local scratch $1 is not a private directory of this user (mode 0700, not a link): refused" >&2 ;;
+		*)
+			echo "stagebench-cluster: error: node-local scratch $1 cannot be created: ${why#mkdir: }" >&2 ;;
+		esac
+		exit 3
+	fi
 }
 
 action=$1
@@ -64,7 +96,7 @@ run)
 		set -C
 		echo "$$ $t" >"$dir/$n.pid"
 	) || exit 3
-	if [ -n "$results" ]; then out="$results/$n.$suffix"; else out="$dir/$suffix"; fi
+	if [ -n "$results" ]; then out="$results/$n.$suffix"; else out="$dir/$n.$suffix"; fi
 	exec "$@" --node "$n" --out "$out"
 	;;
 arm)
@@ -73,7 +105,7 @@ arm)
 	results=$1 suffix=$2 dir=$3 state=$4
 	shift 4
 	scratch "$dir"
-	if [ -n "$results" ]; then out="$results/$n.$suffix"; else out="$dir/$suffix"; fi
+	if [ -n "$results" ]; then out="$results/$n.$suffix"; else out="$dir/$n.$suffix"; fi
 	exec "$@" --node "$n" --out "$out" --detach "$dir/$state.$n"
 	;;
 atstate)
@@ -96,16 +128,26 @@ stop)
 		kill -s "$2" "$pid" 2>/dev/null
 	exit 0
 	;;
+send)
+	# This node's own summary, a regular file (not a link) in a scratch directory that is
+	# ours, on stdout.
+	dir=$1 f="$1/$n.$2"
+	if ! private "$dir" || [ ! -f "$f" ] || [ -L "$f" ]; then
+		echo "stagebench-cluster: error: no summary $f on this node" >&2
+		exit 1
+	fi
+	exec cat -- "$f"
+	;;
 scratch-rm)
-	# This node's armed state directories (a directory, not a link), its pid file and the
-	# summaries, then the directory once empty.
+	# This node's armed state directories (a directory, not a link), its pid file and its
+	# summaries, then the directory once empty (other names of this machine may still have
+	# files in it).
 	dir=$1
 	private "$dir" || exit 0
 	for state in "$dir"/arm-*."$n"; do
-		[ -d "$state" ] && [ ! -L "$state" ] && rm -f -- "$state/state" "$state/log" &&
-			rmdir -- "$state"
+		[ -d "$state" ] && [ ! -L "$state" ] && rm -f -- "$state"/* && rmdir -- "$state"
 	done
-	rm -f -- "$dir/$n.pid" "$dir"/*.json
+	rm -f -- "$dir/$n.pid" "$dir/$n".*.json
 	rmdir -- "$dir" 2>/dev/null
 	exit 0
 	;;

@@ -7,6 +7,7 @@ on a signal or past its time; the summaries copied back."""
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import time
@@ -15,7 +16,7 @@ from . import common
 from . import files
 from . import procs
 from . import remote
-from .engines import Outcome
+from .engines import FileSink, Outcome
 from .nodes import nodeset_fold
 
 MESSAGE_LINES = 10  # distinct error lines said of a round; the rest counted
@@ -73,10 +74,14 @@ def state_reason(st):
 def classify(o, limit, remote=True, stopping=False):
     """(status, error) of one node's outcome o in a round; status 'ok' when it exited 0.
     limit says what its time limit was; remote: whether exit 255 is ssh's (cannot reach);
-    stopping: whether the launcher is stopping the nodes (a signal's exit is an interruption)."""
+    stopping: whether the launcher is stopping the nodes (a signal's exit is an interruption).
+    A node the round ended before (its bound, a stop, the engine's error) is not_reached:
+    nothing is known of it, it is not taken for unreachable."""
     e = err_line(o.err)
     if o.timeout:
         return "timeout", "no end within %s (hung or too slow): stopped" % limit
+    if getattr(o, "aborted", False):
+        return "not_reached", "the round ended before this node answered"
     if o.rc is None or o.rc == 0:
         return "ok", None
     if o.rc == 255 and remote:
@@ -164,19 +169,6 @@ class Rounds:
                                 base + ".stop", nodes_file)
         return None
 
-    def sweep(self, tag):
-        """What the engine left behind (a node process its engine gave up on): let it end on
-        its own for a moment (a signalled stagebench is writing its summary), then stop it."""
-        if procs.descendants():
-            t = time.monotonic() + (5.0 if self.stop_signal else 1.0)
-            while procs.descendants() and time.monotonic() < t:
-                procs.reap_orphans()
-                time.sleep(0.05)
-            left = procs.stop_descendants(grace=2.0)
-            if left:
-                self.vprint("killed %d process(es) left behind by the %s round" % (len(left),
-                                                                                   tag))
-
     # -- one round
 
     def nodes_file(self, nodes, tag):
@@ -185,35 +177,42 @@ class Rounds:
             f.write("\n".join(nodes) + "\n")
         return path
 
-    def run(self, tag, nodes, args, timeout, honour_stop=True, talk=None):
-        """Run args on nodes; returns ({node: Outcome}, duration). Never hangs: the engine's
-        own timeout first, then the launcher's (kill the whole tree), then a sweep of any
-        process left behind."""
+    def run(self, tag, nodes, args, timeout, honour_stop=True, talk=None, sink=None):
+        """Run args on nodes, each node within its own limit (its connection, then timeout s
+        for its command); returns ({node: Outcome}, duration). Never hangs: past the bound of
+        the waves the round needs, it is stopped (the nodes it did not reach are not_reached);
+        an engine's error ends the round, recorded (engine_errors), never the run."""
         engine = self.plan.engine
         self.round_no += 1
         nf = self.nodes_file(nodes, tag)
         base = os.path.join(self.plan.rundir, "logs", "%03d-%s" % (self.round_no, tag))
+        bound = engine.round_bound(len(nodes), timeout)
         if self.verbose:
-            self.vprint("round %s on %s: %s" % (tag, nodeset_fold(nodes), " ".join(
-                shlex.quote(c) for c in engine.describe(nf, nodes, remote.shown(args),
-                                                        timeout))))
+            self.vprint("round %s on %s (each node %g s, the round %g s at most): %s" % (
+                tag, nodeset_fold(nodes), engine.node_limit(timeout), bound, " ".join(
+                    shlex.quote(c) for c in engine.describe(nf, nodes, remote.shown(args),
+                                                            timeout))))
         t0 = time.time()
-        rnd = engine.start(nodes, args, timeout, base, nf, talk=talk) if talk else \
-            engine.start(nodes, args, timeout, base, nf)
-        killed = self.wait(rnd, tag, nodes, nf, base, timeout, honour_stop)
-        self.sweep(tag)
+        rnd = engine.start(nodes, args, timeout, base, nf, talk=talk, sink=sink)
+        self.wait(rnd, tag, nodes, nf, base, bound, honour_stop)
+        cleanup = getattr(rnd, "cleanup", None)
+        if cleanup is not None:
+            cleanup()
         dt = time.time() - t0
         res = rnd.results()
-        if killed:
-            for o in res.values():
-                if o.rc is None and not o.timeout:
-                    o.timeout = True
+        why = rnd.error_text()
+        if why:
+            self.manifest.engine_error("%03d-%s" % (self.round_no, tag), why)
+            common.say("warning: %s round: the engine failed: %s; %d node%s not reached" % (
+                tag, why, sum(1 for o in res.values() if o.aborted),
+                "" if sum(1 for o in res.values() if o.aborted) == 1 else "s"))
         return res, dt
 
-    def wait(self, rnd, tag, nodes, nodes_file, base, timeout, honour_stop):
-        """Wait for a round's end, passing a stop signal on; past its timeout and 30 s more,
-        stop it. Returns whether it was stopped so."""
-        deadline = time.monotonic() + timeout + 30.0
+    def wait(self, rnd, tag, nodes, nodes_file, base, bound, honour_stop):
+        """Wait for a round's end, passing a stop signal on; past its bound (or 30 s after a
+        stop signal was passed on), stop it through its engine. Returns whether it was
+        stopped so."""
+        deadline = time.monotonic() + bound
         stop_seen = False
         stopper = None
         killed = False
@@ -224,9 +223,14 @@ class Rounds:
                 deadline = min(deadline, time.monotonic() + 30.0)
             if time.monotonic() > deadline:
                 killed = True
-                common.say("warning: %s round: no end %d s past its timeout: stopping it"
-                           % (tag, int(time.monotonic() - deadline + 30)))
-                procs.stop_descendants(grace=3.0, exclude=rnd.pids())
+                common.say("warning: %s round: not ended within its bound (%.0f s: %d wave%s "
+                           "of %s node%s, each within its own limit): stopping it" % (
+                               tag, bound, self.plan.engine.waves(len(nodes)),
+                               "" if self.plan.engine.waves(len(nodes)) == 1 else "s",
+                               self.plan.engine.fan(nodes),
+                               "" if self.plan.engine.fan(nodes) == "1" else "s")
+                           if not stop_seen else "warning: %s round: not ended 30 s after the "
+                           "stop: stopping it" % tag)
                 rnd.kill()
                 break
         if stopper is not None and not stopper.wait(40.0):
@@ -266,18 +270,21 @@ class Rounds:
                        % (len(items) - MESSAGE_LINES,
                           "" if len(items) == MESSAGE_LINES + 1 else "s", nodeset_fold(rest)))
 
-    def record_failures(self, rnd, res, limit, summaries=None):
+    def record_failures(self, rnd, res, limit, summaries=None, ungathered=None):
         """Record in the round every node that did not end well, with the binary's reason
         where it said one; limit says what its time limit was, for the message of a node that
-        hung. summaries: the names whose summary arrived, when one was due."""
+        hung. summaries: the names whose summary arrived, when one was due; ungathered: {name:
+        why its summary was not gathered}."""
         failed = {}
+        ungathered = ungathered or {}
         for node, o in res.items():
             status, error = self.classify(o, limit)
             ident = self.name_of(node)
             if status == "ok":
                 if summaries is not None and ident not in summaries and not self.stop_signal:
-                    failed[ident] = {"status": "failed", "rc": 0,
-                                     "error": "exit 0 but no summary arrived"}
+                    failed[ident] = {"status": "failed", "rc": 0, "error": (
+                        "exit 0 but its summary was not gathered: %s" % ungathered[ident]
+                        if ident in ungathered else "exit 0 but no summary arrived")}
                 elif summaries is not None and ident not in summaries:
                     failed[ident] = {"status": "interrupted", "rc": o.rc,
                                      "error": "interrupted before it wrote a summary"}
@@ -410,35 +417,62 @@ class Rounds:
 
     # -- the summaries copied back
 
-    def rcopy(self, nodes, part, rep):
-        """Each node's summary of part's repetition rep copied from its scratch directory into
-        the run directory, under the name the node reports."""
+    def gather(self, nodes, part, rep):
+        """Each node's summary of part's repetition rep, printed by the node itself from its
+        scratch directory (remote.sh send: the file its own name names) and written as it
+        arrives into incoming/, then moved into the run directory under the name the node
+        reports, once its node field says that name. Returns {name: why} of the nodes whose
+        summary did not arrive so."""
         plan = self.plan
-        src = os.path.join(plan.scratch, "%s.rep%d.json" % (part, rep))
+        suffix = "%s.rep%d.json" % (part, rep)
         incoming = os.path.join(plan.rundir, "incoming")
         if not self.incoming_made:
             files.make_dir(incoming)  # fresh: fails if anything is at its name
             self.incoming_made = True
         files.check_dir(incoming, private=True)
-        self.round_no += 1
-        nf = self.nodes_file(nodes, "rcopy")
-        base = os.path.join(plan.rundir, "logs", "%03d-rcopy-%s-rep%d" % (self.round_no, part,
-                                                                         rep))
-        rnd = plan.engine.rcopy(nodes, src, incoming, base, nf, 600)
-        if not rnd.wait(630):
-            procs.stop_descendants(grace=3.0, exclude=rnd.pids())
-            rnd.kill()
-        rnd.results()
-        prefix = os.path.basename(src) + "."
-        for f in os.listdir(incoming):
-            if not f.startswith(prefix):
-                continue
-            node = f[len(prefix):]
-            ident = self.name_of(node)
-            if common.node_name_ok(ident):
+        sink = FileSink(incoming, "." + suffix)
+        res, _dt = self.run("gather-%s-rep%d" % (part, rep), nodes,
+                            plan.send_args(suffix), GATHER_TIMEOUT_S, honour_stop=False,
+                            sink=sink)
+        paths = sink.close()
+        why = {}
+        for n in nodes:
+            ident = self.name_of(n)
+            path = paths.get(n)
+            status, error = self.classify(res[n], "%g s" % GATHER_TIMEOUT_S)
+            if n in sink.errors or path is None or status != "ok":
+                why[ident] = sink.errors.get(n) or err_line(res[n].err) or error or \
+                    "it sent nothing"
+            else:
+                named = summary_node(path)
                 dst = os.path.join(plan.rundir, common.summary_name(ident, part, rep))
-                if not os.path.lexists(dst):
-                    os.rename(os.path.join(incoming, f), dst)
+                if named != ident:
+                    why[ident] = ("the summary it sent names node %s, not %s: not taken"
+                                  % (common.safe_text(repr(named)), ident))
+                elif os.path.lexists(dst):
+                    why[ident] = "a summary of %s is in the run directory already" % ident
+                else:
+                    os.rename(path, dst)
+                    continue
+            if path is not None and os.path.lexists(path):
+                os.unlink(path)
+        return why
+
+
+GATHER_TIMEOUT_S = 120.0  # a node's time to print its summary (a gather round)
+_NODE_FIELD = re.compile(rb'"node"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def summary_node(path):
+    """The node field of the summary at path (read from its first 8 KiB, where the binary
+    writes it), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+        m = _NODE_FIELD.search(head)
+        return json.loads(m.group(1).decode("utf-8")) if m else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
 
 
 class StatusPoll:
