@@ -4,7 +4,8 @@
 Layout (integer keys, one row per node, part and repetition, clustered by run so that a night
 is appended in one place and the last nights are read in one range):
   runs(run, run_id, started, scale, note, build, status, exit_code, validity, start_verdict,
-       nodes_expected, nodes_failed, nodes_missing, verdicts, fingerprint, source, ingested_at)
+       nodes_expected, nodes_failed, nodes_missing, verdicts, fingerprint, source, ingested_at,
+       build_id)                       build: the SHA-256 of the executable the nodes ran
   nodes(node, name), servers(server, name), parts(part, name, test, rate_unit), statuses
   results(run, part, node, rep, server, status, node_time_s, rate, residency, start_offset_s,
           clock_offset_s)                               PRIMARY KEY (run, part, node, rep)
@@ -40,6 +41,7 @@ HEADER = b"SQLite format 3\x00"
 STATUSES = ("ok", "late", "failed", "interrupted", "orphaned", "inconsistent", "missing",
             "other")
 OK_CODES = (0, 1)  # ok, late: their times count
+MIXED = "mixed"  # runs.build of a run whose nodes did not all run the same executable
 
 
 class Refused(Exception):
@@ -105,7 +107,19 @@ def _step2(db):
                        [(run,) + x for x in server_levels(rows)])
 
 
-STEPS = (_step1, _step2)
+def _step3(db):
+    """Version 3: runs.build is the build's digest, the SHA-256 of the executable the nodes ran
+    (MIXED when they did not all run the same one), and the build id (git describe) that it
+    held before moves to runs.build_id. A run recorded before keeps its build id; its digest is
+    unknown (null) until it is ingested again: its fingerprint, of the facts as version 2 had
+    them, is marked so, and the run ingested again is replaced (its figures the same)."""
+    _script(db, """
+        ALTER TABLE runs ADD COLUMN build_id TEXT;
+        UPDATE runs SET build_id = build, build = NULL, fingerprint = 'v2 ' || fingerprint;
+    """)
+
+
+STEPS = (_step1, _step2, _step3)
 VERSION = len(STEPS)
 
 
@@ -373,14 +387,14 @@ def server_levels(rows):
 
 
 class Run:
-    """A run to record: its facts (run_id, started, scale, note, build, status, exit_code,
-    validity, start_verdict, nodes_expected, nodes_failed, nodes_missing, verdicts (a dict),
-    source) and its results: (node, server, test, part, rep, status, node_time_s, rate,
+    """A run to record: its facts (run_id, started, scale, note, build (the executable's
+    SHA-256, MIXED or None), build_id, status, exit_code, validity, start_verdict,
+    nodes_expected, nodes_failed, nodes_missing, verdicts (a dict), source) and its results: (node, server, test, part, rep, status, node_time_s, rate,
     rate_unit, residency, start_offset_s, clock_offset_s) tuples."""
 
-    FACTS = ("run_id", "started", "scale", "note", "build", "status", "exit_code", "validity",
-             "start_verdict", "nodes_expected", "nodes_failed", "nodes_missing", "verdicts",
-             "source")
+    FACTS = ("run_id", "started", "scale", "note", "build", "build_id", "status", "exit_code",
+             "validity", "start_verdict", "nodes_expected", "nodes_failed", "nodes_missing",
+             "verdicts", "source")
 
     def __init__(self, **facts):
         self.facts = dict((k, facts.get(k)) for k in self.FACTS)
@@ -433,11 +447,12 @@ def _insert(h, run, fp):
     db = h.db
     f = run.facts
     cur = db.execute(
-        "INSERT INTO runs(run_id, started, scale, note, build, status, exit_code, validity, "
-        "start_verdict, nodes_expected, nodes_failed, nodes_missing, verdicts, fingerprint, "
-        "source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (f["run_id"], f["started"], f["scale"], f["note"], f["build"], f["status"],
-         f["exit_code"], f["validity"], f["start_verdict"], f["nodes_expected"],
+        "INSERT INTO runs(run_id, started, scale, note, build, build_id, status, exit_code, "
+        "validity, start_verdict, nodes_expected, nodes_failed, nodes_missing, verdicts, "
+        "fingerprint, source, ingested_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (f["run_id"], f["started"], f["scale"], f["note"], f["build"], f["build_id"],
+         f["status"], f["exit_code"], f["validity"], f["start_verdict"], f["nodes_expected"],
          f["nodes_failed"], f["nodes_missing"],
          json.dumps(f["verdicts"], sort_keys=True) if f["verdicts"] is not None else None,
          fp, f["source"], time.time()))
@@ -475,9 +490,9 @@ def runs(h):
 
 
 def run_facts(h, run):
-    cols = ("run", "run_id", "started", "scale", "note", "build", "status", "exit_code",
-            "validity", "start_verdict", "nodes_expected", "nodes_failed", "nodes_missing",
-            "verdicts", "source", "ingested_at")
+    cols = ("run", "run_id", "started", "scale", "note", "build", "build_id", "status",
+            "exit_code", "validity", "start_verdict", "nodes_expected", "nodes_failed",
+            "nodes_missing", "verdicts", "source", "ingested_at")
     row = h.db.execute("SELECT %s FROM runs WHERE run = ?" % ", ".join(cols), (run,)).fetchone()
     if row is None:
         return None

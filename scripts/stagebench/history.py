@@ -396,7 +396,7 @@ def cmd_runs(h, args):
     for run, run_id, started in histdb.runs(h):
         f = histdb.run_facts(h, run)
         rows.append({"run_id": run_id, "started": started, "scale": f["scale"],
-                     "status": f["status"], "validity": f["validity"],
+                     "build": f["build"], "status": f["status"], "validity": f["validity"],
                      "start_verdict": f["start_verdict"], "note": f["note"],
                      "results": h.db.execute("SELECT count(*) FROM results WHERE run = ?",
                                              (run,)).fetchone()[0]})

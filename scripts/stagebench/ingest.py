@@ -10,6 +10,7 @@ collector saved in its report.json where there is one, so that a run recorded by
 collector and ingested again is the same run). record_collected is the one call the
 collector, the launcher and the cron wrapper make."""
 import os
+import re
 
 from . import common
 from . import histdb
@@ -19,6 +20,7 @@ from .summaries import Bad, load_json
 HISTORY = "history.sqlite"
 # what the history keeps of a part's start verdict (model.StartVerdict), for the report page
 START_FIELDS = ("verdict", "spread_s", "uncertainty_s", "limit_s", "io_spread_s", "why")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class NotARun(Exception):
@@ -78,9 +80,22 @@ def _saved_verdicts(doc):
           p.get("cluster_time_s")) for p in parts])
 
 
+def build_digest(binaries):
+    """The build's digest of a run from {node: the SHA-256 of the executable it ran, or None}
+    (model.Report.node_binaries): that digest when every node ran the same executable,
+    histdb.MIXED when they did not (another digest, or one node's summaries of two, or a node
+    that recorded none beside nodes that did), None when no node recorded one (older nodes)."""
+    seen = set((binaries or {}).values())
+    if not seen or seen == {None}:
+        return None
+    digest = seen.pop()
+    return digest if not seen and _HEX64.match(digest) else histdb.MIXED
+
+
 def facts_of(report, rundir):
     """The facts of the run report (a model.Report) collected from rundir: its id, start,
-    scale, note, build, verdicts and source."""
+    scale, note, build (the executable's digest, build_digest) and build id, verdicts and
+    source."""
     starts = [p.start_at for p in report.parts if p.start_at is not None]
     started = min(starts) if starts else report.end_time
     if started is None:
@@ -88,7 +103,8 @@ def facts_of(report, rundir):
     builds = set(b for b in (report.node_builds or {}).values() if b)
     facts = {"run_id": run_id_of(report.run_id, rundir), "started": float(started),
              "scale": report.scale, "note": "\n".join(report.notes) or None,
-             "build": ", ".join(sorted(builds)) or None,
+             "build": build_digest(report.node_binaries),
+             "build_id": ", ".join(sorted(builds)) or None,
              "source": os.path.abspath(rundir) if rundir else None}
     facts.update(verdicts_of(report))
     return facts

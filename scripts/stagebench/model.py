@@ -684,8 +684,9 @@ class Report(Record):
     )
     # end_time: when the run ended (the launcher's finish, else the last node's end), or None;
     # node_servers: {node: its /stage server} of every node of the run;
-    # node_builds: {node: the build id its summaries record, or None} of the nodes seen
-    EXTRA = ("end_time", "node_servers", "node_builds")
+    # node_builds: {node: the build id its summaries record, or None} of the nodes seen;
+    # node_binaries: {node: the SHA-256 of the executable it ran (node/3), or None} of the same
+    EXTRA = ("end_time", "node_servers", "node_builds", "node_binaries")
     __slots__ = names(FIELDS) + EXTRA
 
 

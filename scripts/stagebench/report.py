@@ -130,6 +130,7 @@ def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=Fals
     report.end_time = _end_time(c)
     report.node_servers = run.servers
     report.node_builds = {n: f.build_id for n, f in c.nodes.items()}
+    report.node_binaries = {n: f.exe_sha256 for n, f in c.nodes.items()}
     report.validity = verdict.validity(report, c)
     problems = bool(failed_nodes or missing_nodes or c.invalid or regressions or
                     any(p.start_synchronized is False for p in parts) or

@@ -4,12 +4,14 @@ on S servers, night after night, each node's time its own level times noise, wit
 changes of a scenario (a node slowed from a night on, a whole server slowed, one bad night, a
 slow drift). Each night is a histdb.Run, recorded as the collector would record it; report()
 makes the report (model.Report) a collector would have built of one, for the report page."""
+import hashlib
 import random
 
 from stagebench import histdb, model
 
 T0 = 1.8e9
 DAY = 86400.0
+BUILD = hashlib.sha256(b"synthetic").hexdigest()  # the digest of the binary every node ran
 
 
 def nodes_and_servers(nodes, servers):
@@ -22,7 +24,7 @@ def night(n, names, srv, parts, level, noise=0.03, seed=1, rid="night"):
     """The run of night n: level(part, node index, night) is the node's noiseless time."""
     rnd = random.Random("%s-%d" % (seed, n))
     run = histdb.Run(run_id="%s-%03d" % (rid, n), started=T0 + n * DAY, scale="tiny",
-                     note=None, build="synthetic", status="ok", exit_code=0,
+                     note=None, build=BUILD, build_id="synthetic", status="ok", exit_code=0,
                      validity="NOT VALID", start_verdict="held", nodes_expected=len(names),
                      nodes_failed=0, nodes_missing=0, verdicts=None, source="synthetic")
     res = run.results

@@ -120,6 +120,33 @@ class RealRuns(ct.TempDirCase):
         self.assertIn("history: %s recorded" % runs[1]["run_id"], log)
         self.assertIn("history too short: 1 night before", log)
 
+    def test_build_is_the_binary_digest(self):
+        """runs.build is the SHA-256 of the executable the nodes ran (their node/3 summaries'
+        build.exe_sha256), the build id beside it; a run where one node ran another binary is
+        'mixed'."""
+        with open(ct.BINARY, "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        node = ct.load(os.path.join(RES, NIGHTS[0], "node1.1a.rep1.json"))
+        self.assertEqual(node["build"]["exe_sha256"], want)
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(RES, "history.sqlite"), uri=True)
+        rows = db.execute("SELECT build, build_id FROM runs ORDER BY started").fetchall()
+        db.close()
+        self.assertEqual(rows, [(want, node["build"]["id"])] * 2)
+        runs = json.loads(hist(["runs", "--format", "json"]).stdout)
+        self.assertEqual([r["build"] for r in runs], [want, want])
+        patched = self.path("stagebench-patched")
+        shutil.copy2(ct.BINARY, patched)
+        with open(patched, "ab") as f:
+            f.write(b"\0")
+        res = self.path("res")
+        p = ct.run_script("stagebench-sim", [
+            "--nodes", "3", "--servers", "1", "--dir", self.path("stage"), "--results", res,
+            "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "patched",
+            "--node-binary", "node2=" + patched, "1a"])
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        runs = json.loads(hist(["runs", "--format", "json"], results=res).stdout)
+        self.assertEqual([(r["run_id"], r["build"]) for r in runs], [("patched", "mixed")])
+
     def test_two_ingests_at_once(self):
         res = self.path("res")
         os.mkdir(res, 0o700)
@@ -464,8 +491,8 @@ with histdb.open_history(%r) as h:
         path = self.history_with_runs()
         db = sqlite3.connect(path)
         levels = db.execute("SELECT * FROM levels ORDER BY run, part, server").fetchall()
-        db.executescript("DROP TABLE levels; DROP TABLE accepted; PRAGMA user_version = 1;")
         db.close()
+        downgrade(path, 1)
         p = hist(["--history", path, "runs"], results=self.dir)
         self.assertEqual(p.returncode, 0, p.stderr)
         db = sqlite3.connect(path)
@@ -480,6 +507,48 @@ with histdb.open_history(%r) as h:
         self.assertEqual(p.returncode, 2)
         self.assertIn("schema version 99, newer than this stagebench knows", p.stderr)
         self.assertEqual(sha(path), digest)
+
+    def test_version_2_build_id_moved_out_of_build(self):
+        """Version 2 kept the build id (git describe) in runs.build: version 3 moves it to
+        runs.build_id and leaves the digest unknown; a run ingested again gets its digest (the
+        run replaced, its results the same)."""
+        path = self.path("history.sqlite")
+        p = hist(["--history", path, "ingest", os.path.join(RES, NIGHTS[0])], results=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        db = sqlite3.connect(path)
+        build, build_id = db.execute("SELECT build, build_id FROM runs").fetchone()
+        db.close()
+        self.assertRegex(build, r"^[0-9a-f]{64}$")
+        downgrade(path, 2)
+        p = hist(["--history", path, "runs", "--format", "json"], results=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)[0]["build"], None)
+        db = sqlite3.connect(path)
+        self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], histdb.VERSION)
+        self.assertEqual(db.execute("SELECT build, build_id FROM runs").fetchall(),
+                         [(None, build_id)])
+        db.close()
+        p = hist(["--history", path, "ingest", os.path.join(RES, NIGHTS[0])], results=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(": replaced (3 results)", p.stdout)
+        self.assertEqual(counts(path), (1, 3, 2, 3))
+        db = sqlite3.connect(path)
+        self.assertEqual(db.execute("SELECT build, build_id FROM runs").fetchall(),
+                         [(build, build_id)])
+        db.close()
+
+
+def downgrade(path, version):
+    """The history at path in the layout an older stagebench wrote (schema version 1 or 2)."""
+    db = sqlite3.connect(path)
+    if version < 3:  # build held the build id
+        db.executescript("UPDATE runs SET build = build_id; "
+                         "ALTER TABLE runs DROP COLUMN build_id;")
+    if version < 2:
+        db.executescript("DROP TABLE levels; DROP TABLE accepted;")
+    db.execute("PRAGMA user_version = %d" % version)
+    db.commit()
+    db.close()
 
 
 if __name__ == "__main__":
