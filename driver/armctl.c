@@ -199,7 +199,7 @@ static void armctl_print(const struct arm_state *st, bool alive, const char *why
 	}
 	if (format == FORMAT_JSON) {
 		struct json j;
-		json_init(&j, f, true);
+		json_init(&j, f, false); /* one line, whatever the launcher's round reads */
 		json_object_begin(&j);
 		json_kv_string(&j, "schema", "stagebench.state/1");
 		json_kv_string(&j, "status", armctl_shown(st, alive));
@@ -224,7 +224,6 @@ static void armctl_print(const struct arm_state *st, bool alive, const char *why
 		json_kv_string(&j, "reason", st->reason[0] ? st->reason : NULL);
 		json_object_end(&j);
 		json_finish(&j);
-		fputc('\n', f);
 		return;
 	}
 	fprintf(f, "status:   %s\n", armctl_shown(st, alive));

@@ -269,14 +269,14 @@ static int main_list(struct cmdenv *e)
 
 static int main_info_print(struct cmdenv *e, const struct inventory_report *rep)
 {
-	unsigned allowed[OPTIONS_MAX_CPUS];
-	char cpus[256];
+	static unsigned allowed[OPTIONS_MAX_CPUS];
+	static char cpus[VIEWS_CPULIST_MAX];
 
 	cmdenv_clock(e);
 	run_buffer_place(e->o.buffer_offset, e->o.xfer, &e->res);
 	int nallowed = topo_allowed(e->topo, allowed, OPTIONS_MAX_CPUS);
 	cpulist_format(allowed, nallowed > 0 ? (size_t)nallowed : 0, cpus, sizeof(cpus));
-	int rc = views_info(&e->res, rep, cpus, e->o.format, stdout);
+	int rc = views_info(&e->res, rep, cpus, e->o.format, e->o.compact, stdout);
 	return cmdenv_finish(e, rc ? OUTCOME_FAILED : OUTCOME_OK);
 }
 

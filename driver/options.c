@@ -390,6 +390,10 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 			    enums_format_name(o->format));
 		return -EINVAL;
 	}
+	if (o->compact && o->format != FORMAT_JSON) {
+		options_why(why, whylen, "--compact is a form of --format json: give both");
+		return -EINVAL;
+	}
 	if (o->progress && o->no_progress) {
 		options_why(why, whylen, "--progress and --no-progress exclude each other");
 		return -EINVAL;

@@ -53,6 +53,7 @@ struct options {
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;
 	bool keep_cache; /* run: no drop of this node's cache of a replica before a part */
 	bool progress, no_progress;
+	bool compact; /* info --format json: one line (stagebench.info-brief/1) */
 	bool help, version;
 	bool health;	     /* check --health: judge the summaries under results */
 	const char *results; /* check --health */

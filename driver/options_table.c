@@ -113,6 +113,8 @@ const struct opt_def options_table[] = {
 	{"max-age", OPT_SECONDS, "SECONDS", 1, 31536000, NULL, "93600", NULL, FIELD(max_age), NOSET,
 	 C_CHECK, "--health: summaries older than this are no recent data (93600: 26 h)",
 	 OPT_SCOPE_RUN, 0, NULL},
+	FLAG("compact", compact, C_INFO,
+	     "with --format json: one line of what a launcher reads (stagebench.info-brief/1: the threads as CPU lists, the files as a count)"),
 	FLAG("dry-run", dry_run, C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"),
 	FLAG("force", force, C_RUN | C_PREP,
 	     "replace an existing --out file; prepare: recreate test 3's replica"),

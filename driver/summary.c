@@ -85,7 +85,8 @@ static const char *summary_wall(double epoch, char *buf, size_t len)
 	return buf;
 }
 
-void summary_cpus(const struct topo_plan *tp, char *buf, size_t len)
+/* The threads' CPUs (core false) or cores, as a CPU list. */
+static void summary_slot_list(const struct topo_plan *tp, bool core, char *buf, size_t len)
 {
 	unsigned *cpus = calloc(tp->nslots + 1, sizeof(*cpus));
 
@@ -94,7 +95,7 @@ void summary_cpus(const struct topo_plan *tp, char *buf, size_t len)
 		return;
 	}
 	for (size_t i = 0; i < tp->nslots; i++)
-		cpus[i] = tp->slots[i].pu;
+		cpus[i] = core ? tp->slots[i].core : tp->slots[i].pu;
 	/* cpulist_format wants them ascending. */
 	for (size_t i = 1; i < tp->nslots; i++)
 		for (size_t j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
@@ -104,6 +105,16 @@ void summary_cpus(const struct topo_plan *tp, char *buf, size_t len)
 		}
 	cpulist_format(cpus, tp->nslots, buf, len);
 	free(cpus);
+}
+
+void summary_cpus(const struct topo_plan *tp, char *buf, size_t len)
+{
+	summary_slot_list(tp, false, buf, len);
+}
+
+void summary_cores(const struct topo_plan *tp, char *buf, size_t len)
+{
+	summary_slot_list(tp, true, buf, len);
 }
 
 void summary_text_clock(const struct node_result *res, FILE *f)

@@ -44,6 +44,8 @@ double summary_rate(uint64_t n, double seconds);
 double summary_deviation(const struct part_result *pr, const struct thread_result *r);
 /* The CPUs of a thread plan as a compact ascending list ("0-3,8"). */
 void summary_cpus(const struct topo_plan *tp, char *buf, size_t len);
+/* Its cores (logical core indexes) the same way. */
+void summary_cores(const struct topo_plan *tp, char *buf, size_t len);
 /*
  * The JSON values the summary shares with `info`: the filesystem of the directory (with
  * totals: bytes_total and inodes_total too), the clock and its NTP state (with now: the wall

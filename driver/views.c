@@ -138,6 +138,37 @@ static void views_info_files_json(struct json *j, const struct inventory *inv)
 	json_object_end(j);
 }
 
+/* "topology": the machine's PUs, and those this process may use. */
+static void views_info_topology(struct json *j, const struct node_result *res,
+				const char *allowed_cpus)
+{
+	const struct topo_plan *tp = &res->tplan;
+
+	json_key(j, "topology");
+	json_object_begin(j);
+	json_kv_uint(j, "machine_pus", tp->machine_pus);
+	json_kv_uint(j, "allowed_pus", tp->allowed_pus);
+	json_kv_uint(j, "allowed_cores", tp->allowed_cores);
+	json_kv_string(j, "allowed_cpus", allowed_cpus);
+	json_kv_bool(j, "restricted", tp->restricted);
+	json_object_end(j);
+}
+
+/* "clock" (with "now"), "dir", "dir_error" and "fs" of the directory's filesystem. */
+static void views_info_dir(struct json *j, const struct node_result *res,
+			   const struct inventory_report *rep)
+{
+	json_key(j, "clock");
+	summary_json_clock(j, res, true);
+	json_kv_string(j, "dir", rep ? res->dir : NULL);
+	json_kv_string(j, "dir_error", rep && !rep->answered ? rep->why : NULL);
+	json_key(j, "fs");
+	if (rep && res->fs_ok)
+		summary_json_fs(j, res, true);
+	else
+		json_null(j);
+}
+
 static int views_info_json(const struct node_result *res, const struct inventory_report *rep,
 			   const char *allowed_cpus, FILE *f)
 {
@@ -146,34 +177,53 @@ static int views_info_json(const struct node_result *res, const struct inventory
 
 	json_init(&j, f, true);
 	summary_json_head(&j, "stagebench.info/1", res);
-	json_key(&j, "topology");
-	json_object_begin(&j);
-	json_kv_uint(&j, "machine_pus", tp->machine_pus);
-	json_kv_uint(&j, "allowed_pus", tp->allowed_pus);
-	json_kv_uint(&j, "allowed_cores", tp->allowed_cores);
-	json_kv_string(&j, "allowed_cpus", allowed_cpus);
-	json_kv_bool(&j, "restricted", tp->restricted);
-	json_object_end(&j);
+	views_info_topology(&j, res, allowed_cpus);
 	json_key(&j, "threads");
 	summary_json_threads(&j, tp, true);
-	json_key(&j, "clock");
-	summary_json_clock(&j, res, true);
-	json_kv_string(&j, "dir", rep ? res->dir : NULL);
-	json_kv_string(&j, "dir_error", rep && !rep->answered ? rep->why : NULL);
-	json_key(&j, "fs");
-	if (rep && res->fs_ok)
-		summary_json_fs(&j, res, true);
-	else
-		json_null(&j);
+	views_info_dir(&j, res, rep);
 	summary_json_buffer(&j, &res->bufplace);
 	views_info_files_json(&j, rep && rep->listed ? &rep->inv : NULL);
 	json_object_end(&j);
 	return json_finish(&j);
 }
 
-int views_info(const struct node_result *res, const struct inventory_report *rep,
-	       const char *allowed_cpus, enum format format, FILE *f)
+/*
+ * The brief info (--compact): one line whatever the node's cores or files, what a launcher's
+ * info round keeps of each node. The thread plan is CPU lists, the files a count.
+ */
+static int views_info_brief(const struct node_result *res, const struct inventory_report *rep,
+			    const char *allowed_cpus, FILE *f)
 {
+	static char cpus[VIEWS_CPULIST_MAX], cores[VIEWS_CPULIST_MAX];
+	const struct topo_plan *tp = &res->tplan;
+	struct json j;
+
+	json_init(&j, f, false);
+	summary_json_head(&j, VIEWS_INFO_BRIEF_SCHEMA, res);
+	views_info_topology(&j, res, allowed_cpus);
+	summary_cpus(tp, cpus, sizeof(cpus));
+	summary_cores(tp, cores, sizeof(cores));
+	json_key(&j, "threads");
+	json_object_begin(&j);
+	json_kv_uint(&j, "count", tp->nslots);
+	json_kv_string(&j, "cpus", cpus);
+	json_kv_string(&j, "cores", cores);
+	json_object_end(&j);
+	views_info_dir(&j, res, rep);
+	json_key(&j, "leftovers");
+	if (rep && rep->listed)
+		json_uint(&j, rep->inv.leftovers.count);
+	else
+		json_null(&j);
+	json_object_end(&j);
+	return json_finish(&j);
+}
+
+int views_info(const struct node_result *res, const struct inventory_report *rep,
+	       const char *allowed_cpus, enum format format, bool brief, FILE *f)
+{
+	if (format == FORMAT_JSON && brief)
+		return views_info_brief(res, rep, allowed_cpus, f);
 	const struct topo_plan *tp = &res->tplan;
 	bool has_dir = rep != NULL;
 	char a[32], b[32], line[256];

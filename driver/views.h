@@ -16,13 +16,18 @@
 #include "driver/plan.h"
 #include "driver/result.h"
 
+/* The schema of `info --format json --compact`: one line, no per-core or per-file rows. */
+#define VIEWS_INFO_BRIEF_SCHEMA "stagebench.info-brief/1"
+/* Room for a CPU list of the largest machine (OPTIONS_MAX_CPUS, every other CPU). */
+#define VIEWS_CPULIST_MAX 32768
+
 /*
  * The node: topology (allowed_cpus as a list), thread plan, clock, and with a --dir (rep not
  * NULL) the filesystem of res->dir (res->fs) and its inventory, or why they are missing
- * (JSON: "dir_error"). 0, or -EIO.
+ * (JSON: "dir_error"). brief with JSON: the one-line VIEWS_INFO_BRIEF_SCHEMA. 0, or -EIO.
  */
 int views_info(const struct node_result *res, const struct inventory_report *rep,
-	       const char *allowed_cpus, enum format format, FILE *f);
+	       const char *allowed_cpus, enum format format, bool brief, FILE *f);
 
 /*
  * What the plan's command (run or prepare) would do: threads, start, each replica's fate
