@@ -15,6 +15,7 @@
 
 #include "driver/arm.h"
 #include "driver/armctl.h"
+#include "driver/clockcmd.h"
 #include "driver/views.h"
 #include "platform/clock.h"
 #include "util/json.h"
@@ -240,6 +241,20 @@ static void armctl_print(const struct arm_state *st, bool alive, const char *why
 	fprintf(f, "summary:  %s\nlog:      %s\n", st->summary, st->log);
 }
 
+/*
+ * --clock: after the state line, `stagebench clock` on the same connection (its header, then
+ * one timestamp per token until end of input or its idle limit), for the node of the state.
+ */
+static enum outcome armctl_clock(const struct arm_state *st)
+{
+	static struct node_result res;
+
+	memset(&res, 0, sizeof(res));
+	snprintf(res.node, sizeof(res.node), "%s", st->node);
+	res.ntp_ok = clock_ntp_read(&res.ntp) == 0;
+	return clockcmd_serve(&res, STDIN_FILENO, STDOUT_FILENO);
+}
+
 enum outcome armctl_status(const struct options *o)
 {
 	struct arm_state st;
@@ -253,7 +268,9 @@ enum outcome armctl_status(const struct options *o)
 	close(dirfd);
 	bool alive = armctl_is_ours(&st, why, sizeof(why));
 	armctl_print(&st, alive, why, o->format, stdout);
-	return fflush(stdout) == 0 ? OUTCOME_OK : OUTCOME_FAILED;
+	if (fflush(stdout) != 0)
+		return OUTCOME_FAILED;
+	return o->clock ? armctl_clock(&st) : OUTCOME_OK;
 }
 
 /* After the signal: until the state is final or the process is gone, at most wait_s. */

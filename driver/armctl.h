@@ -8,7 +8,11 @@
 #include "driver/options.h"
 #include "driver/outcome.h"
 
-/* Print the state of the run armed in o->tests[0] (text or --format json). */
+/*
+ * Print the state of the run armed in o->tests[0] (text, --format json: one line, or csv);
+ * with --clock (JSON only), then answer `stagebench clock`'s protocol on stdin and stdout
+ * (clockcmd.h), whose outcome is the command's.
+ */
 enum outcome armctl_status(const struct options *o);
 
 /*

@@ -394,6 +394,11 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 		options_why(why, whylen, "--compact is a form of --format json: give both");
 		return -EINVAL;
 	}
+	if (o->clock && o->format != FORMAT_JSON) {
+		options_why(why, whylen,
+			    "--clock follows the state's JSON line: give --format json with it");
+		return -EINVAL;
+	}
 	if (o->progress && o->no_progress) {
 		options_why(why, whylen, "--progress and --no-progress exclude each other");
 		return -EINVAL;

@@ -54,6 +54,7 @@ struct options {
 	bool keep_cache; /* run: no drop of this node's cache of a replica before a part */
 	bool progress, no_progress;
 	bool compact; /* info --format json: one line (stagebench.info-brief/1) */
+	bool clock;   /* status --format json: then the clock protocol (clockcmd.h) */
 	bool help, version;
 	bool health;	     /* check --health: judge the summaries under results */
 	const char *results; /* check --health */

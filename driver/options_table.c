@@ -115,6 +115,8 @@ const struct opt_def options_table[] = {
 	 OPT_SCOPE_RUN, 0, NULL},
 	FLAG("compact", compact, C_INFO,
 	     "with --format json: one line of what a launcher reads (stagebench.info-brief/1: the threads as CPU lists, the files as a count)"),
+	FLAG("clock", clock, C_STAT,
+	     "with --format json: after the state line, answer timestamps on stdin as `stagebench clock` does (the launcher's offset at every status round)"),
 	FLAG("dry-run", dry_run, C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"),
 	FLAG("force", force, C_RUN | C_PREP,
 	     "replace an existing --out file; prepare: recreate test 3's replica"),

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 """`stagebench clock`, end to end: the header line, a timestamp answered for each token at
 once (between the moments the token was sent and the answer read, on this machine's clock),
-end of input, malformed lines and the idle limit."""
+end of input, malformed lines and the idle limit; and the same protocol after the state line
+of `stagebench status --format json --clock`, driven as the launcher's status round does."""
 import json
 import os
+import signal
 import subprocess
 import time
 import unittest
@@ -132,6 +134,87 @@ class ClockCommand(unittest.TestCase):
         p.stderr.close()
         self.assertEqual(p.returncode, 1, err)
         self.assertIn("cannot write the answer", err)
+
+
+class StatusClock(sbtest.TempDirCase):
+    """`status STATE_DIR --format json --clock`: the state line, then `stagebench clock`."""
+
+    def setUp(self):
+        super().setUp()
+        self.state = self.path("st")
+        p = sbtest.run(["run", "1a", "--scale", "tiny", "--dir", self.stage(), "--node", "n07",
+                        "--start-in", "60", "--detach", self.state])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.addCleanup(self.stop)
+
+    def stop(self):
+        if sbtest.run(["stop", self.state, "--wait", "20"]).returncode != 0:
+            with open(os.path.join(self.state, "state")) as f:
+                pid = int([l.split()[1] for l in f if l.startswith("pid ")][0])
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def start(self, extra=(), env=None):
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        return subprocess.Popen([sbtest.BINARY, "status", self.state, "--format", "json",
+                                 "--clock"] + list(extra), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                                env=full_env)
+
+    def test_state_line_then_answers_until_end_of_input(self):
+        p = self.start()
+        self.addCleanup(p.kill)
+        st = json.loads(p.stdout.readline())
+        self.assertEqual((st["schema"], st["status"], st["node"]),
+                         ("stagebench.state/1", "armed", "n07"))
+        head = json.loads(p.stdout.readline())
+        self.assertEqual((head["schema"], head["node"]), ("stagebench.clock/1", "n07"))
+        self.assertIsInstance(head["ntp_synchronized"], bool)
+        self.assertEqual(head["version"], sbtest.run(["--version"]).stdout.split()[1])
+        for k in range(8):
+            token = "s%d" % k
+            before = time.time_ns()
+            p.stdin.write((token + "\n").encode())
+            line = p.stdout.readline().decode()
+            after = time.time_ns()
+            self.assertRegex(line, r"^%s [0-9]+\n$" % token)
+            self.assertLessEqual(before, int(line.split()[1]))
+            self.assertLessEqual(int(line.split()[1]), after)
+        p.stdin.close()
+        p.wait(timeout=10)
+        rest, err = p.stdout.read(), p.stderr.read()
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual((p.returncode, rest, err), (0, b"", b""))
+
+    def test_idle_limit_and_a_bad_token_end_it_as_clock_does(self):
+        p = self.start(env={"STAGEBENCH_CLOCK_IDLE_S": "0.5"})
+        self.addCleanup(p.kill)
+        self.assertEqual(json.loads(p.stdout.readline())["schema"], "stagebench.state/1")
+        self.assertEqual(json.loads(p.stdout.readline())["schema"], "stagebench.clock/1")
+        p.wait(timeout=10)
+        err = p.stderr.read().decode()
+        for f in (p.stdin, p.stdout, p.stderr):
+            f.close()
+        self.assertEqual(p.returncode, 3, err)
+        self.assertIn("no input for 0.5 s", err)
+        p = self.start()
+        out, err = p.communicate(b"ok1\nbad-token\n", timeout=20)
+        self.assertEqual(p.returncode, 2, err)
+        self.assertEqual(len(out.decode().splitlines()), 3)  # state, header, one answer
+        self.assertIn("line 2: byte 0x2d", err.decode())
+
+    def test_clock_needs_json(self):
+        for fmt in ("text", "csv"):
+            p = sbtest.run(["status", self.state, "--clock", "--format", fmt])
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(p.stdout, "")
+            self.assertIn("--clock follows the state's JSON line", p.stderr)
+        p = sbtest.run(["info", "--clock"])
+        self.assertEqual(p.returncode, 2, p.stderr)
 
 
 if __name__ == "__main__":
