@@ -52,7 +52,8 @@ existing --baseline file, the first run that is all good becomes the baseline.
 exit status: the collector's: 0 all good; 1 a node failed, is missing or invalid, or a node or
 part regressed, or the launcher died; 2 bad usage (a --results others can write into
 included); 3 another run still holds the lock or a previous run's processes are alive, or a
-report or baseline could not be written (the cause named); 130/143 interrupted.
+report or baseline could not be written (the cause named); 130/143 interrupted. A --prometheus
+file that cannot be written is said and logged; the status stays the run's.
 """
 
 
@@ -368,8 +369,12 @@ def _collect_run(args, night, baseline, tolerance):
         if not _say_report(text, rundir, night.logpath, log):
             status = status or common.EXIT_PRECONDITION
     if args.prometheus:
-        log(prometheus.write(args.prometheus, result, status, hist.judgement) or
-            "metrics written to %s" % args.prometheus)
+        err = prometheus.write(args.prometheus, result, status, hist.judgement)
+        if err:  # said too, so cron mails it; the night's status stays the run's
+            log("--prometheus: %s" % err)
+            common.say("error: --prometheus: %s" % err)
+        else:
+            log("metrics written to %s" % args.prometheus)
     log("end %s: exit %d" % (run_id, status))
     return status
 

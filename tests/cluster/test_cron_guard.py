@@ -108,6 +108,24 @@ class CronGuard(ct.TempDirCase):
         self.assertFalse(os.path.exists(victim))
         self.assertTrue(os.path.islink(link))
 
+    def test_prometheus_not_into_another_users_directory(self):
+        """--prometheus into a directory another user owns (who could swap a link in for its
+        temporary file): refused, said and logged, the status the run's; nothing written
+        there."""
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give a directory to another user")
+        theirs = self.path("textfile")
+        os.mkdir(theirs)
+        os.chown(theirs, 65534, 65534)
+        p = self.cron(["--prometheus", os.path.join(theirs, "stagebench.prom")])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        said = ("error: --prometheus: cannot write %s/stagebench.prom: %s belongs to uid 65534"
+                % (theirs, theirs))
+        self.assertIn(said, p.stderr)
+        with open(os.path.join(self.res, "stagebench-cron.log")) as f:
+            self.assertIn(said[len("error: "):], f.read())
+        self.assertEqual(os.listdir(theirs), [])
+
     def wait_for(self, what, cond, limit=90):
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:

@@ -7,7 +7,9 @@ launcher runs on each node (the real text, run with the real sh) refuse a direct
 user made, a link, or one open to others, and write, remove and signal nothing there; the stop
 signal goes only to the process that the run's pid file names, when it still is that process.
 The results run directory, sim/bin, logs and incoming: created fresh, never through what
-another user made."""
+another user made. The collector's outputs (issue 21): never written into a directory another
+user owns, however fast they swap links in; in a sticky directory open to all, written safely
+while they try, and never over their file."""
 import os
 import re
 import shutil
@@ -236,6 +238,158 @@ class Planted(ct.TempDirCase):
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         self.assertIn("is writable by other users", p.stderr)
         self.assertEqual(os.listdir(d), [])
+
+    # -- the collector's outputs, with the other user racing links in
+
+    RACER = r"""
+import os, sys
+d, secret, stop = sys.argv[1:4]
+swapped = 0
+while not os.path.exists(stop):
+    try:
+        names = os.listdir(d)
+    except OSError:
+        names = []
+    for n in names:
+        if n.endswith(".tmp"):
+            p = os.path.join(d, n)
+            try:
+                os.rename(p, p + ".taken")
+                os.symlink(secret, p)
+                swapped += 1
+            except OSError:
+                pass
+print(swapped)
+"""
+
+    def summaries(self):
+        """A run of two nodes' summaries (1a), written by the real binary."""
+        run = self.path("run")
+        os.mkdir(run)
+        os.chmod(run, 0o755)
+        os.mkdir(self.path("stage"))
+        for n, (_p, rc, err) in ct.run_nodes(["n1", "n2"], ["1a"], run, self.path("stage"),
+                                             start_in=2.0).items():
+            self.assertEqual(rc, 0, err)
+        return run
+
+    def secret(self):
+        """A root-only file that a link may point at: its mode and text must stay."""
+        path = self.path("secret")
+        with open(path, "w") as f:
+            f.write("root only\n")
+        os.chmod(path, 0o600)
+        return path
+
+    def secret_untouched(self, path):
+        st = os.lstat(path)
+        self.assertEqual((stat.S_IMODE(st.st_mode), st.st_uid), (0o600, 0),
+                         "the mode of a file a link names was changed")
+        with open(path) as f:
+            self.assertEqual(f.read(), "root only\n")
+
+    def racer(self, d, secret):
+        """The other user swapping a link to secret in for every temporary file that appears
+        in d, as fast as they can, until stopped; stop() returns how many they swapped."""
+        stop = self.path("stop-racer")
+        proc = subprocess.Popen(["runuser", "-u", "nobody", "--", sys.executable, "-c",
+                                 self.RACER, d, secret, stop], stdout=subprocess.PIPE,
+                                universal_newlines=True)
+
+        def halt():
+            with open(stop, "w"):
+                pass
+            out, _ = proc.communicate(timeout=30)
+            os.unlink(stop)
+            return int(out or 0)
+        self.addCleanup(lambda: proc.poll() is not None or halt())
+        time.sleep(0.3)  # running
+        return halt
+
+    def collect(self, run, *args):
+        p = ct.run_script("stagebench-collect", [run] + list(args))
+        self.assertNotIn("Traceback", p.stderr)
+        return p
+
+    def no_root_file_in(self, d):
+        for root, dirs, names in os.walk(d):
+            for n in dirs + names:
+                self.assertNotEqual(os.lstat(os.path.join(root, n)).st_uid, 0,
+                                    "%s written into another user's directory" % n)
+
+    def test_prometheus_dir_of_another_user_racing_links(self):
+        """The textfile directory belongs to the other user, who swaps a link to a root-only
+        file in for each temporary file: the collector refuses the directory (exit 3, the
+        owner said), every time; the file the link names keeps its mode and text."""
+        run, secret = self.summaries(), self.secret()
+        textfile = self.path("shared", "textfile")
+        self.assertEqual(nobody("mkdir", "-m", "0755", textfile).returncode, 0)
+        halt = self.racer(textfile, secret)
+        for _ in range(5):
+            p = self.collect(run, "--prometheus", os.path.join(textfile, "stagebench.prom"))
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("error: --prometheus: cannot write %s/stagebench.prom: %s belongs "
+                          "to uid %d" % (textfile, textfile, os.stat(textfile).st_uid),
+                          p.stderr)
+            self.secret_untouched(secret)
+        halt()
+        self.no_root_file_in(textfile)
+        self.secret_untouched(secret)
+
+    def test_prometheus_sticky_dir_written_safely_while_racing(self):
+        """A directory open to all but sticky (as /tmp): the other user cannot move the
+        collector's temporary file, so it is written, a regular file of ours with its mode,
+        however they race; a file of theirs at the output's name is not replaced."""
+        run, secret = self.summaries(), self.secret()
+        textfile = self.path("shared", "open")
+        os.mkdir(textfile)
+        os.chmod(textfile, 0o1777)
+        prom = os.path.join(textfile, "stagebench.prom")
+        halt = self.racer(textfile, secret)
+        for _ in range(5):
+            p = self.collect(run, "--prometheus", prom)
+            self.assertIn(p.returncode, (0, 1), p.stderr)
+            st = os.lstat(prom)
+            self.assertTrue(stat.S_ISREG(st.st_mode))
+            self.assertEqual((stat.S_IMODE(st.st_mode), st.st_uid), (0o644, 0))
+            with open(prom) as f:
+                self.assertIn("stagebench_run_info{", f.read())
+            self.secret_untouched(secret)
+        self.assertEqual(halt(), 0, "a temporary file was moved in a sticky directory")
+        self.assertEqual(sorted(os.listdir(textfile)), ["stagebench.prom"])
+        # their file at the name: refused, left as it is
+        os.unlink(prom)
+        nobody("sh", "-c", 'echo theirs >"$1"', "sh", prom)
+        p = self.collect(run, "--prometheus", prom)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("belongs to uid %d, in a directory others can write into: not replaced"
+                      % os.stat(prom).st_uid, p.stderr)
+        with open(prom) as f:
+            self.assertEqual(f.read(), "theirs\n")
+        self.assertEqual(sorted(os.listdir(textfile)), ["stagebench.prom"])
+
+    def test_results_dir_of_another_user(self):
+        """A run directory the other user owns, with links planted at the outputs' names and
+        swapped in for temporary files: every output the collector is asked to write there
+        (--output, --html, --plot, --prometheus, --save-baseline) is refused with its reason,
+        nothing is written there, no link followed."""
+        run, secret = self.summaries(), self.secret()
+        theirs = self.path("shared", "theirs")
+        self.assertEqual(nobody("cp", "-r", run, theirs).returncode, 0)
+        names = ("report.txt", "report.html", "plot.svg", "stagebench.prom", "baseline.json")
+        for n in names[:2]:
+            nobody("ln", "-s", secret, os.path.join(theirs, n))
+        halt = self.racer(theirs, secret)
+        for opt, name in zip(("--output", "--html", "--plot", "--prometheus",
+                              "--save-baseline"), names):
+            p = self.collect(theirs, opt, os.path.join(theirs, name))
+            self.assertEqual(p.returncode, 3, opt + ": " + p.stderr)
+            self.assertRegex(p.stderr, r"(is a symbolic link|belongs to uid %d)"
+                             % os.stat(theirs).st_uid, opt)
+            self.secret_untouched(secret)
+        halt()
+        self.no_root_file_in(theirs)
+        self.secret_untouched(secret)
 
 
 if __name__ == "__main__":
