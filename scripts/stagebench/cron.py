@@ -300,12 +300,13 @@ def main():
     run_id, rundir = _new_run_dir(results)
     record(rec, "start %s" % run_id)
     rc = _launch(args, script, results, run_id, rundir, lockf, log)
-    if rc < 0:
+    signum = killed_by(rc)
+    if signum:
         try:
-            signame = signal.Signals(-rc).name
+            signame = signal.Signals(signum).name
         except ValueError:
-            signame = "signal %d" % -rc
-        notes.append("the launcher died (killed by %s): the run is incomplete" % signame)
+            signame = "signal %d" % signum
+        notes.append("the launcher was killed by %s: the run is unfinished" % signame)
         log(notes[-1])
     if rc == common.EXIT_USAGE:
         with open(os.path.join(rundir, "launcher.log")) as f:
@@ -317,6 +318,17 @@ def main():
         return common.EXIT_USAGE
     return _collect_run(args, Night(run_id, rundir, rc, notes, log, logpath, rec, results),
                         baseline, tolerance)
+
+
+def killed_by(rc):
+    """The signal that killed the launcher, from its exit status, or None: a negative status
+    (the launcher itself killed), or 128 + N as stagebench-sim passes on its launcher's death
+    (as a shell does; 130 and 143 are the launcher's own interrupted exits)."""
+    if rc < 0:
+        return -rc
+    if 128 < rc < 128 + 65 and rc not in (common.EXIT_SIGINT, common.EXIT_SIGTERM):
+        return rc - 128
+    return None
 
 
 class Night:
@@ -341,7 +353,7 @@ def _collect_run(args, night, baseline, tolerance):
         _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_TXT), text) and
         _write(log, files.write_atomic, os.path.join(rundir, common.REPORT_JSON),
                model.to_json(result)))
-    if night.rc < 0 and status == common.EXIT_OK:
+    if killed_by(night.rc) and status == common.EXIT_OK:
         status = common.EXIT_FAILED
     log("collected %s: %s, %d node(s) failed, %d missing, %d invalid file(s), %d regression(s)"
         % (run_id, result.status, len(result.nodes.failed), len(result.nodes.missing),

@@ -26,13 +26,14 @@ and the disk is below it. --server-drop drops that server cache (posix_fadvise D
 servers' files, cachedrop.py) before each part of test 3, through the launcher's --server-drop.
 """
 import argparse
-import glob
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 
@@ -46,8 +47,12 @@ from .nodes import nodeset_fold
 from .procs import run_capture
 
 FAULTS = ("missing-dir", "hang")
-# libfaketime, where Debian (faketime) and RHEL put it
-FAKETIME_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib*/faketime/libfaketime.so.1")
+# libfaketime's multi-threaded library (stagebench runs a thread per core: the single-threaded
+# libfaketime.so.1 is not safe there), where Debian (faketime: the multiarch directory), RHEL
+# and Fedora (lib64) and a build from source put it
+FAKETIME_LIB = "libfaketimeMT.so.1"
+FAKETIME_DIRS = ("/usr/lib/{multiarch}/faketime", "/usr/lib64/faketime", "/usr/lib/faketime",
+                 "/usr/local/lib/faketime")
 # A node's own client cache that keeps a file's pages across opens while the server's copy is
 # unchanged (auto_cache: by modification time, checked on every open as neither sshfs's
 # directory cache nor the kernel's attributes are kept), as an NFS client does.
@@ -64,7 +69,8 @@ examples:
       --clock-skew node2=+2.5 --clock-skew node3=-3 1a
 
 exit status: the launcher's: 0 every node ok; 1 a node failed, hung or is missing; 2 bad usage;
-3 no node could be used; 130/143 interrupted.
+3 no node could be used; 130/143 interrupted; 128+N the launcher was killed by signal N
+(137: SIGKILL), said on stderr.
 """
 
 
@@ -174,10 +180,28 @@ def share_cores(nodes, cpus):
 
 
 def faketime_library():
-    for pattern in FAKETIME_GLOBS:
-        for path in sorted(glob.glob(pattern)):
+    """The path of libfaketimeMT.so.1, or None: in this system's multiarch library directory
+    (the interpreter's MULTIARCH, x86_64-linux-gnu on Debian amd64), else lib64, lib."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    for d in FAKETIME_DIRS:
+        if "{multiarch}" in d:
+            if not multiarch:
+                continue
+            d = d.format(multiarch=multiarch)
+        path = os.path.join(d, FAKETIME_LIB)
+        if os.path.isfile(path):
             return path
     return None
+
+
+def faketime_for(skews):
+    """The library to preload when a node's clock is skewed (None when none is); refused when
+    this system has no libfaketimeMT."""
+    path = faketime_library() if skews else None
+    if skews and not path:
+        raise common.UsageError("--clock-skew needs libfaketime's multi-threaded library, %s "
+                                "(Debian: faketime)" % FAKETIME_LIB)
+    return path
 
 
 def parse_skews(items, nodes):
@@ -257,9 +281,7 @@ def main():
             faults[node] = kind
         skews = parse_skews(args.clock_skew, nodes)
         args.node_binary = parse_binaries(args.node_binary, nodes)
-        faketime = faketime_library() if skews else None
-        if skews and not faketime:
-            raise common.UsageError("--clock-skew needs libfaketime (Debian: faketime)")
+        faketime = faketime_for(skews)
         if args.sshfs and not args.dry_run:
             for tool in ("sshfs", "/usr/sbin/sshd", "ssh-keygen"):
                 if not shutil.which(tool):
@@ -413,6 +435,19 @@ def launch(args, nodes, by_server, faults, top, rundir, results, run_id, binary,
     procs.forward_signals(proc)
     while True:
         try:
-            return proc.wait()
+            rc = proc.wait()
+            break
         except KeyboardInterrupt:
             continue
+    if rc < 0:  # killed: said, and passed on as a shell does (128 + the signal)
+        common.say("error: the launcher was killed by %s: the run is unfinished"
+                   % signal_name(-rc))
+        return 128 - rc
+    return rc
+
+
+def signal_name(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return "signal %d" % signum

@@ -3,7 +3,8 @@
 else can write; the lock never followed through a link; pruning removes only the runs it
 recorded; the lock covers the whole run (a wrapper killed with SIGKILL leaves its launcher
 holding it, and what the launcher started is found by its marker); a launcher that died is
-reported as such, and so is a wrapper that died, on the next run."""
+reported as such (under --sim also the simulation's launcher), and so is a wrapper that died,
+on the next run; a --prometheus file is not written where another user could steer it."""
 import os
 import signal
 import subprocess
@@ -171,7 +172,10 @@ class CronGuard(ct.TempDirCase):
         with open(os.path.join(self.res, "stagebench-cron.log")) as f:
             self.assertIn("did not finish: its wrapper died", f.read())
 
-    def test_launcher_killed_is_reported(self):
+    def kill_mid_run(self, which):
+        """A cron --sim run whose process named which (stagebench-sim, the wrapper's child,
+        or stagebench-cluster, the simulation's) is killed with SIGKILL while its nodes wait
+        for their start; the wrapper's (exit status, stdout, stderr)."""
         self.addCleanup(self.kill_marked)
         proc = subprocess.Popen(ct.command("stagebench-cron") +
                                 self.args(launcher=("--lead", "30", "1a")),
@@ -180,14 +184,34 @@ class CronGuard(ct.TempDirCase):
         self.wait_for("node process", lambda: any(
             "--start-at" in c for pid, c in ct.processes_mentioning(self.res)
             if pid in self.marked()))
-        sim = [pid for pid, c in ct.processes_mentioning(self.res)
-               if "stagebench-sim" in c and pid in self.marked()]
-        self.assertEqual(len(sim), 1)
-        os.kill(sim[0], signal.SIGKILL)
+        victim = [pid for pid, c in ct.processes_mentioning(self.res)
+                  if which in (c.split(" ") + [""])[1] and pid in self.marked()]
+        self.assertEqual(len(victim), 1)
+        os.kill(victim[0], signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
-        self.assertEqual(proc.returncode, 1, out + err)
-        self.assertIn("the launcher died (killed by SIGKILL): the run is incomplete", out)
         self.assertNotIn("Traceback", err)
+        return proc.returncode, out, err
+
+    def test_launcher_killed_is_reported(self):
+        rc, out, err = self.kill_mid_run("stagebench-sim")
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("the launcher was killed by SIGKILL: the run is unfinished\n", out)
+
+    def test_simulated_launcher_killed_is_reported(self):
+        """Under --sim the launcher is stagebench-sim's child: killed, it is named as such in
+        the report and the log, not only as nodes missing."""
+        rc, out, err = self.kill_mid_run("stagebench-cluster")
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("the launcher was killed by SIGKILL: the run is unfinished\n", out)
+        self.assertIn("2 missing", out)
+        with open(os.path.join(self.res, "stagebench-cron.log")) as f:
+            log = f.read()
+        self.assertIn("launcher exited 137", log)
+        self.assertIn("the launcher was killed by SIGKILL: the run is unfinished", log)
+        run = [d for d in os.listdir(self.res) if d.startswith("cron-")]
+        with open(os.path.join(self.res, run[0], "launcher.log")) as f:
+            self.assertIn("stagebench-sim: error: the launcher was killed by SIGKILL: the run "
+                          "is unfinished", f.read())
 
 
 if __name__ == "__main__":
