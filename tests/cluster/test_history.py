@@ -448,10 +448,10 @@ with histdb.open_history(%r) as h:
             self.assertEqual(p.stdout, "", args)
             self.assertEqual(len(p.stderr.splitlines()), 1, (args, p.stderr))
             self.assertRegex(p.stderr, r"^stagebench-history: error: .*history\.sqlite is "
-                                       r"damaged \(SQLite's quick_check: .*\): left as it is$")
+                                       r"damaged \(SQLite: .*\): left as it is$")
         names, srv = histgen.nodes_and_servers(40, 4)
         run = histgen.night(30, names, srv, ("1a",), histgen.scenario("node"))
-        with self.assertRaisesRegex(histdb.Refused, r"is damaged \(SQLite's quick_check: "):
+        with self.assertRaisesRegex(histdb.Refused, r"is damaged \(SQLite: "):
             with histdb.open_history(path) as h:
                 histdb.record(h, run)
         self.assertEqual(sha(path), digest)  # not a byte written
