@@ -515,6 +515,13 @@ def run_facts(h, run):
     return d
 
 
+def run_parts(h, run_id):
+    """The names of the parts that the run run_id holds (a set)."""
+    return set(name for (name,) in h.db.execute(
+        "SELECT DISTINCT parts.name FROM levels JOIN parts ON parts.part = levels.part "
+        "JOIN runs ON runs.run = levels.run WHERE runs.run_id = ?", (run_id,)))
+
+
 def find_run(h, run_id):
     row = h.db.execute("SELECT run, run_id, started FROM runs WHERE run_id = ?",
                        (run_id,)).fetchone()

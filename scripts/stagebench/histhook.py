@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The history's hooks in the commands that collect a run: stagebench-collect (--history,
---no-history, --html), the launcher (stagebench-cluster records its run) and the cron wrapper
-(records the night, judges it, writes the nodes' lasting regressions for NHC and returns the
+--no-history, --html), the launcher (stagebench-cluster records its run, judges it and writes
+the nodes' lasting regressions for NHC) and the cron wrapper (the same, and returns the
 judgement for the report and the Prometheus textfile). Each is one call in its command."""
 import os
 
@@ -81,11 +81,85 @@ def _write_page(where, report, rundir, path):
 
 
 def after_launch(rundir, report):
-    """The launcher's: its run (report, a model.Report) recorded in RESULTS/history.sqlite; a
-    failure is a warning."""
-    _path, _outcome, err = ingest.record_collected(rundir, report)
+    """The launcher's: its run (report, a model.Report) recorded in RESULTS/history.sqlite,
+    judged there, and RESULTS/history-health.json written (the nodes' lasting regressions, for
+    NHC), as the cron wrapper does; a failure is a warning."""
+    path, outcome, err = ingest.record_collected(rundir, report)
     if err:
         common.say("warning: history: %s" % err)
+    if path is None or outcome is None:
+        return
+    _doc, err = judge_and_write_health(path, None)
+    if err:
+        common.say("warning: %s" % err)
+
+
+def judge_and_write_health(path, tolerance):
+    """Judge the newest run of the history at path and write history-health.json beside it
+    (write_health); a history too short to judge leaves the last file. Returns (the judgement
+    (regress.Judgement) or None, an error (one line) or None); never raises."""
+    try:
+        doc, parts = _judged_night(path, tolerance)
+    except (histdb.Refused, histdb.sqlite3.Error, OSError, common.UsageError) as e:
+        return None, "history: %s" % e
+    if doc.too_short:
+        return doc, None
+    where = os.path.join(os.path.dirname(os.path.abspath(path)), history.HEALTH)
+    try:
+        write_health(where, doc, parts)
+    except OSError as e:
+        return doc, "cannot write %s: %s" % (
+            history.HEALTH, e if isinstance(e, files.UnsafePath) else common.errno_text(e))
+    return doc, None
+
+
+def _judged_night(path, tolerance):
+    """The judgement of the newest run of the history at path, and the parts that run held."""
+    params = dict(regress.DEFAULTS)
+    if tolerance is not None:
+        params["tolerance"] = tolerance
+    with histdb.open_history(path, create=False) as h:
+        doc = history.judge_doc(h, params, None)
+        return doc, histdb.run_parts(h, doc.run_id) if doc.run_id else set()
+
+
+def write_health(where, doc, parts):
+    """history-health.json at where (atomically): the lasting regressions of the judgement doc
+    of a run that held parts, and those the file held before of the parts that run did not
+    hold (a run of some tests does not clear what the last run of the others found)."""
+    new = history.health_doc(doc)
+    for node, found in _previous_health(where).items():
+        kept = [x for x in found if x["part"] not in parts]
+        if kept:
+            new["nodes"].setdefault(node, []).extend(kept)
+    files.write_json_atomic(where, new)
+
+
+def _previous_health(where):
+    """{node: [{part, size, first_night}]} of the health file at where; {} when there is none
+    or it is not one (it is replaced whole)."""
+    from .summaries import Bad, load_json
+    try:
+        doc = load_json(where)
+    except (OSError, Bad):
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != history.HEALTH_SCHEMA or \
+            not isinstance(doc.get("nodes"), dict):
+        return {}
+    out = {}
+    for node, found in doc["nodes"].items():
+        if not common.node_name_ok(node) or not isinstance(found, list):
+            continue
+        for x in found:
+            if isinstance(x, dict) and isinstance(x.get("part"), str) and \
+                    common.part_name_ok(x["part"]) and \
+                    isinstance(x.get("size"), (int, float)) and \
+                    not isinstance(x.get("size"), bool) and \
+                    isinstance(x.get("first_night"), str) and \
+                    common.run_id_ok(x["first_night"]):
+                out.setdefault(node, []).append(dict(
+                    (k, x[k]) for k in ("part", "size", "first_night")))
+    return out
 
 
 class CronJudgement:
@@ -108,22 +182,15 @@ def after_cron(results, rundir, report, log, tolerance):
         log(night.error)
         return night
     log("history: %s %s" % (os.path.basename(rundir), outcome))
-    try:
-        night.judgement, _trends = _judged(path, None, tolerance, trends=False)
-    except (histdb.Refused, histdb.sqlite3.Error, OSError) as e:
-        night.error = "history: %s" % e
-        log(night.error)
-        return night
-    doc = night.judgement
-    if doc.too_short:
+    doc, err = judge_and_write_health(path, tolerance)
+    night.judgement = doc
+    if doc is not None and doc.too_short:
         log("history: %s" % doc.too_short)
-        return night
-    night.flagged = doc.flagged > 0
-    night.text = history.to_text(doc)
-    log("history: %d flagged" % doc.flagged)
-    try:
-        files.write_json_atomic(os.path.join(results, history.HEALTH), history.health_doc(doc))
-    except OSError as e:
-        night.error = "cannot write %s: %s" % (history.HEALTH, common.errno_text(e))
+    elif doc is not None:
+        night.flagged = doc.flagged > 0
+        night.text = history.to_text(doc)
+        log("history: %d flagged" % doc.flagged)
+    if err:
+        night.error = err
         log(night.error)
     return night

@@ -5,6 +5,8 @@
   changes nothing, two ingests at once neither lose nor double one; the judgement says the
   history is too short (exit 3); the collector's page (--html) in headless Chromium: a
   screenshot, no console message, one table row per node, a --note '<script>' shown as text;
+  the build's digest ('mixed' with a patched binary on one node); a plain launcher run after
+  30 synthetic nights replaces a stale history-health.json (a part it did not run kept);
 - long synthetic histories (histgen): a node slowed 30% from night 20, a server whose nodes all
   slowed, one bad night, a slow drift, each found (or not) with its first night; a healthy
   history of 60 nights with noise flags nothing; accept takes a change as the new normal;
@@ -146,6 +148,52 @@ class RealRuns(ct.TempDirCase):
         self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
         runs = json.loads(hist(["runs", "--format", "json"], results=res).stdout)
         self.assertEqual([(r["run_id"], r["build"]) for r in runs], [("patched", "mixed")])
+
+    def test_plain_launcher_run_writes_the_health_file(self):
+        """A plain launcher run (stagebench-sim, through stagebench-cluster's history hook, no
+        stagebench-cron) records its night, judges it and replaces a stale
+        history-health.json: node3's lasting regression of 1a (30 synthetic nights before it,
+        node3 50% slower from night 20) is in it, and a regression of a part that run did not
+        hold (2a, from the file before) is kept."""
+        res = self.path("res")
+        os.mkdir(res, 0o700)
+        names, srv = ["node1", "node2", "node3"], ["server1", "server0", "server1"]
+        now = time.time()
+        with histdb.open_history(os.path.join(res, "history.sqlite")) as h:
+            for n in range(30):
+                run = histgen.night(n, names, srv, ("1a",), lambda p, i, k: 0.01 * (
+                    1.5 if i == 2 and k >= 20 else 1.0), noise=0.01)
+                run.facts["started"] = now - (30 - n) * 3600.0
+                histdb.record(h, run)
+        health = os.path.join(res, "history-health.json")
+        with open(health, "w") as f:
+            json.dump({"schema": "stagebench.history-health/1", "run_id": "night-009",
+                       "written_at": now - 3 * 86400, "nodes": {
+                           "node1": [{"part": "2a", "size": 0.4, "first_night": "night-005"}],
+                           "node3": [{"part": "1a", "size": 0.2, "first_night": "night-001"}]}},
+                      f)
+        p = hist(["health", "--node", "node3"], results=res)
+        self.assertEqual(p.returncode, 3, p.stdout)  # stale
+        self.assertIn("h old", p.stdout)
+        p = ct.run_script("stagebench-sim", [
+            "--nodes", "3", "--servers", "2", "--dir", self.path("stage"), "--results", res,
+            "--stagebench", ct.BINARY, "--scale", "tiny", "--run-id", "plain", "1a"])
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertNotIn("warning: history", p.stderr)
+        doc = ct.load(health)
+        self.assertEqual(doc["run_id"], "plain")
+        self.assertLess(abs(doc["written_at"] - time.time()), 300)
+        self.assertEqual(sorted(doc["nodes"]), ["node1", "node3"], doc)
+        self.assertEqual(doc["nodes"]["node1"], [{"part": "2a", "size": 0.4,
+                                                  "first_night": "night-005"}])
+        (found,) = doc["nodes"]["node3"]
+        self.assertEqual((found["part"], found["first_night"]), ("1a", "night-020"), found)
+        p = hist(["health", "--node", "node3"], results=res)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertRegex(p.stdout, r"^stagebench: node3: lasting regression: 1a \+\d+% since "
+                                   r"night-020\n$")
+        p = hist(["health", "--node", "node2"], results=res)
+        self.assertEqual(p.returncode, 0, p.stdout)
 
     def test_two_ingests_at_once(self):
         res = self.path("res")
