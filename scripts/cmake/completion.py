@@ -4,8 +4,9 @@
 command's own argparse parser, so that it offers exactly what the parser takes: every option
 string, the words of a choice, directories where a directory is asked (a metavar DIR or
 ..._DIR), files where a file is (FILE, PATH, RESULTS), the test names of the catalogue where
-tests are. stagebench-cron completes the launcher's options after its --. Run with the
-package's directory on PYTHONPATH and STAGEBENCH_CATALOGUE set (scripts/CMakeLists.txt)."""
+tests are. stagebench-cron completes the launcher's options after its --; a command with
+subcommands (stagebench-history) its subcommands' names, then the named one's options. Run
+with the package's directory on PYTHONPATH and STAGEBENCH_CATALOGUE set (scripts/CMakeLists.txt)."""
 import argparse
 import importlib
 import os
@@ -84,6 +85,8 @@ def function(command, parser, tests, extra_words=()):
     out.append("\tesac")
     words = " ".join(options)
     what = kind(positional) if positional else None
+    if what == "words":  # the choices of the operand (a subcommand's name)
+        words = " ".join(options + [str(c) for c in positional.choices])
     if what == "tests":
         out.append("\tCOMPREPLY=($(compgen -W '%s %s' -- \"$cur\"))" % (words, tests))
     elif what in ("dirs", "files"):
@@ -115,6 +118,38 @@ def cron_function(parser, tests):
     return out
 
 
+def subcommands(parser):
+    """[(name, parser)] of parser's subcommands (argparse's add_subparsers), or []."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices.items())
+    return []
+
+
+def subcommand_function(command, parser, tests):
+    """command's words completed by the subcommand named before the word (skipping the values
+    of the options before it), else by command's own options and subcommands."""
+    own = function(command + "-own", parser, tests)
+    out = []
+    for name, sub in subcommands(parser):
+        out += function("%s-%s" % (command, name), sub, tests)
+    valued = [s for a in parser._actions if a.option_strings and a.nargs != 0
+              for s in a.option_strings]
+    out += own + ["%s()" % function_name(command), "{",
+                  "\tlocal i",
+                  "\tfor ((i = 1; i < COMP_CWORD; i++)); do",
+                  "\t\tcase ${COMP_WORDS[i]} in"]
+    if valued:
+        out.append("\t\t%s) ((i++)) ;;" % "|".join(valued))
+    for name, _sub in subcommands(parser):
+        out.append("\t\t%s) %s; return ;;" % (name, function_name("%s-%s" % (command, name))))
+    out += ["\t\tesac",
+            "\tdone",
+            "\t%s" % function_name(command + "-own"),
+            "}"]
+    return out
+
+
 def script(command, version, parsers, tests):
     lines = ["# bash completion of %s %s, generated from its argument parser" % (command,
                                                                                   version)]
@@ -122,6 +157,8 @@ def script(command, version, parsers, tests):
         for _opt, launcher in CRON_LAUNCHERS:
             lines += function(launcher, parsers[launcher], tests)
         lines += cron_function(parsers[command], tests)
+    elif subcommands(parsers[command]):
+        lines += subcommand_function(command, parsers[command], tests)
     else:
         lines += function(command, parsers[command], tests)
     lines.append("complete -F %s %s" % (function_name(command), command))

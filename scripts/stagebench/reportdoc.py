@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 """The reference of the cluster report (stagebench.report/3) as Markdown, generated from the
-report model's field lists (model.py): every JSON object with its fields (type, unit, meaning),
-then the CSV columns. Run as `python3 -m stagebench.reportdoc` (scripts/man-page puts its
-output in stagebench-report(5), under the page's own JSON heading: its headings are of level
-4); it prints to stdout, or to the file given."""
+report model's field lists (model.py): every JSON object with its fields (type, unit, meaning)
+as a definition list, then the CSV columns as a table, both narrow enough for a man page at 80
+columns. Run as `python3 -m stagebench.reportdoc` (scripts/man-page puts its output in
+stagebench-report(5), under the page's own JSON heading: its headings are of level 4); it
+prints to stdout, or to the file given."""
 import sys
 
 from . import files
@@ -31,12 +32,14 @@ def records(root=Report):
 
 
 def _object(cls):
-    lines = ["%s %s" % (HEADING, cls.__name__), "", cls.DOC, "",
-             "| field | type | unit | meaning |", "|---|---|---|---|"]
+    """A record's fields as a definition list, `name` (type, unit) then its meaning: it fits
+    a man page at 80 columns, where a table of long names and types does not."""
+    lines = ["%s %s" % (HEADING, cls.__name__), "", cls.DOC, ""]
     for f in cls.FIELDS:
-        lines.append("| `%s` | %s | %s | %s |" % (f.name, _cell(f.type_text()), _cell(f.unit),
-                                                   _cell(f.meaning)))
-    return lines + [""]
+        unit = "" if f.unit == "-" else ", %s" % f.unit
+        lines += ["`%s` (%s%s)" % (f.name, f.type_text(), unit),
+                  ":   %s" % f.meaning.replace("\n", " "), ""]
+    return lines
 
 
 def _csv():
@@ -45,11 +48,13 @@ def _csv():
              "`stagebench-collect --format csv`: a header, one row per part and repetition "
              "(PartResult), then one row per test and repetition (TestResult, its `part` the "
              "word `sum`); an empty cell is a null. Numbers as `%.9g`, booleans as `true` and "
-             "`false`, lists of nodes space-separated.", "",
-             "| column | name | a part's row | a test's row |", "|---|---|---|---|"]
+             "`false`, lists of nodes space-separated. A column's value is a part row's, then "
+             "in parentheses a test row's where it has one.",
+             "", "| column | name | value |", "|---|---|---|"]
     for c, _f in CSV_COLUMNS:
-        lines.append("| %d | `%s` | %s | %s |" % (c.number, c.name, _cell(c.source),
-                                                   _cell(sums.get(c.number, ""))))
+        test_row = sums.get(c.number, "")
+        lines.append("| %d | `%s` | %s%s |" % (c.number, c.name, _cell(c.source),
+                                               " (%s)" % _cell(test_row) if test_row else ""))
     return lines + [""]
 
 

@@ -197,7 +197,7 @@ class Pages(unittest.TestCase):
         """(roff, man's exit status, its stdout, its stderr) of a page made as the build
         makes it, read by man -l at 80 columns."""
         md = self.gen.markdown(sbtest.BINARY, os.path.join(man_dir(), page + ".md"),
-                               os.path.join(man_dir(), "report-fields.md"))
+                               fields_module="stagebench.reportdoc")
         roff = self.gen.roff(self.md2man, md)
         r = subprocess.run(["man", "--warnings", "-l", "-"], input=roff,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,

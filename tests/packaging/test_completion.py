@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""The bash completion of the five commands, as built (BUILD/completion/NAME), run through
+"""The bash completion of the six commands, as built (BUILD/completion/NAME), run through
 bash as the shell runs it, against what each command accepts: the cluster commands' argparse
 parsers (every option string offered, and only those; a choice's words; directories where a
 directory is asked, files where a file is; the catalogue's test names, each one the command
-accepts; stagebench-cron's launcher options after its --), and the binary's directories
+accepts; stagebench-cron's launcher options after its --; stagebench-history's subcommands,
+then the named one's options), and the binary's directories
 (status and stop take a state directory, run --detach one).
 Run as `python3 test_completion.py BINARY SOURCE_DIR`; skipped (77) outside a build tree."""
 import importlib
@@ -16,7 +17,8 @@ import unittest
 
 BINARY = SOURCE = BUILD = None
 SKIP = 77
-COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-sim")
+COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron", "stagebench-history",
+            "stagebench-sim")
 
 
 class Completion(unittest.TestCase):
@@ -82,13 +84,34 @@ class Completion(unittest.TestCase):
                              | {"all"})
             for name in offered:
                 self.catalogue.parse_tests([name])
-        else:
-            self.assertEqual(operands[0].metavar, "RESULTS")  # a directory or summary files
+        elif operands[0].choices:  # the names of the subcommands
+            self.assertEqual(offered, set(operands[0].choices), words)
+        elif operands[0].metavar == "RESULTS":  # a directory or summary files
             self.assertEqual(self.complete(words + ["some"]), ["somedir", "somefile"])
+        elif operands[0].metavar.split("_")[-1] == "DIR":
+            self.assertEqual(self.complete(words + ["some"]), ["somedir"], words)
+        else:  # a name (a node's, a run's): nothing to offer but the options
+            self.assertEqual(offered, set(), words)
 
     def test_cluster_commands_offer_what_their_parsers_take(self):
         for command in ("stagebench-cluster", "stagebench-collect", "stagebench-sim"):
             self.check_parser([command], self.parsers[command])
+
+    def test_history_its_subcommands_then_theirs(self):
+        """stagebench-history: its own options and its subcommands' names; after a
+        subcommand (an option's value before it skipped), that subcommand's."""
+        parser = self.parsers["stagebench-history"]
+        self.check_parser(["stagebench-history"], parser)
+        subs = [a for a in parser._actions if a.choices and not a.option_strings][0].choices
+        self.assertIn("regressions", subs)
+        for name, sub in subs.items():
+            self.check_parser(["stagebench-history", name], sub)
+            self.check_parser(["stagebench-history", "--results", "r", name], sub)
+        # a value that is a subcommand's name is the option's, not the subcommand
+        self.assertEqual(self.complete(["stagebench-history", "--history", "runs", "--f"]),
+                         [])
+        self.assertEqual(self.complete(["stagebench-history", "--history", "runs", "show",
+                                        "--pl"]), ["--plot"])
 
     def test_cron_then_its_launcher_after_the_separator(self):
         cron = ["stagebench-cron", "--results", "r"]

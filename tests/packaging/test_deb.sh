@@ -99,7 +99,7 @@ out=$(clean /usr/bin/python3 -c 'import stagebench; print(stagebench.__file__)')
 out=$(clean stagebench --version)
 echo "$out"
 [ "$out" = "stagebench 0.1.0" ] || fail "stagebench --version printed '$out'"
-for c in cluster collect cron sim; do
+for c in cluster collect cron history sim; do
 	out=$(clean stagebench-$c --version)
 	[ "$out" = "stagebench-$c 0.1.0" ] || fail "stagebench-$c --version printed '$out'"
 done
@@ -121,7 +121,7 @@ done
 clean bash --norc -c 'source /usr/share/bash-completion/completions/stagebench &&
 	COMP_WORDS=(stagebench run --sca) COMP_CWORD=2 && _stagebench && [ "${COMPREPLY[*]}" = --scale ]' ||
 	fail "the installed bash completion"
-for c in stagebench-cluster stagebench-collect stagebench-cron stagebench-sim; do
+for c in stagebench-cluster stagebench-collect stagebench-cron stagebench-history stagebench-sim; do
 	clean bash --norc -c "source /usr/share/bash-completion/completions/$c &&
 		COMP_WORDS=($c --vers) COMP_CWORD=1 && _${c//-/_} && [ \"\${COMPREPLY[*]}\" = --version ]" ||
 		fail "the installed bash completion of $c"

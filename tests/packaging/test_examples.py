@@ -4,7 +4,7 @@
 `promtool test rules` on series named as stagebench's metrics are (each alert fires where it
 should, and only there), and the systemd service and timer, as the build configured them,
 by `systemd-analyze verify`: the service runs as its configured user in the state directory
-systemd makes for it.
+systemd makes for it; stagebench-report(5) quotes the rules' expressions as the file has them.
 Run as `python3 test_examples.py BINARY SOURCE_DIR`."""
 import json
 import os
@@ -50,6 +50,46 @@ ALERTS = [
 ]
 
 
+RULES_MARK = "<!-- rules-test: "
+
+
+def rule_expressions(text):
+    """{alert: expression} of a rules file, each expression on one line as Prometheus reads
+    it (a folded block scalar, >-, joined by single spaces), in the file's order."""
+    out, name, lines = [], None, iter(text.splitlines())
+    for line in lines:
+        m = re.match(r"^\s*- alert: (\S+)\s*$", line)
+        if m:
+            name = m.group(1)
+            continue
+        m = re.match(r"^(\s*)expr: (.*)$", line)
+        if not m:
+            continue
+        if m.group(2).strip() != ">-":
+            out.append((name, m.group(2).strip()))
+            continue
+        folded = []
+        for more in lines:
+            if len(more) - len(more.lstrip()) <= len(m.group(1)):
+                break
+            folded.append(more.strip())
+        out.append((name, " ".join(folded)))
+    return out
+
+
+def page_expressions(text):
+    """[(alert, expression)] of the block after the rules-test mark: '# NAME' then its
+    expression."""
+    block = text.split(RULES_MARK, 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    out, name = [], None
+    for line in block.splitlines():
+        if line.startswith("# "):
+            name = line[2:].strip()
+        elif line.strip():
+            out.append((name, line.strip()))
+    return out
+
+
 def _run(cmd, cwd=None):
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True, timeout=120)
@@ -91,6 +131,24 @@ class Examples(unittest.TestCase):
         rc, out = _run(["promtool", "test", "rules", "tests.yml"], cwd=self.tmp)
         self.assertEqual(rc, 0, out)
         self.assertIn("SUCCESS", out)
+
+    def test_report_page_quotes_the_rules(self):
+        """stagebench-report(5) quotes each alert's expression as the rules file has it (the
+        file is what promtool checks), every alert, in its order."""
+        with open(self.rules) as f:
+            rules = rule_expressions(f.read())
+        self.assertEqual(len(rules), 3, rules)
+        with open(os.path.join(SOURCE, "scripts", "man", "stagebench-report.5.md")) as f:
+            quoted = page_expressions(f.read())
+        self.assertEqual(quoted, rules)
+        if shutil.which("promtool"):  # and the folding read as promtool reads it
+            tmp = os.path.join(self.tmp, "quoted.yml")
+            with open(tmp, "w") as f:
+                json.dump({"groups": [{"name": "quoted", "rules": [
+                    {"alert": name, "expr": expr} for name, expr in quoted]}]}, f)
+            rc, out = _run(["promtool", "check", "rules", tmp])
+            self.assertEqual(rc, 0, out)
+            self.assertIn("SUCCESS: 3 rules found", out)
 
     def test_systemd_service_runs_as_its_user_in_its_state_directory(self):
         service = os.path.join(BUILD, "scripts", "examples", "stagebench-validate.service")

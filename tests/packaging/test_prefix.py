@@ -5,11 +5,13 @@ and every installed command runs from a clean environment (`env -i PATH=DIR/bin:
 no PYTHONPATH, a working directory outside the sources): its --help and --version, and a tiny
 run of each (stagebench run, stagebench-sim through the installed launcher,
 stagebench-collect of its results, stagebench-cron --sim). Without its Python package a
-command says so in one line. The uninstall target removes what the install put in place and
+command says so in one line. The installed README names the man pages, its links to their
+sources made plain names. The uninstall target removes what the install put in place and
 the directories it created, and nothing that was there before.
 Run as `python3 test_prefix.py BINARY SOURCE_DIR`; skipped (77) outside a CMake build tree."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +24,7 @@ import harness  # noqa: E402
 BINARY = SOURCE = BUILD = None
 SKIP = 77
 PYTHON_COMMANDS = ("stagebench-cluster", "stagebench-collect", "stagebench-cron",
-                   "stagebench-sim")
+                   "stagebench-history", "stagebench-sim")
 COMMANDS = ("stagebench",) + PYTHON_COMMANDS
 
 
@@ -106,6 +108,38 @@ class Prefix(unittest.TestCase):
                                     "--"] + sim + ["2a"])
         self.assert_ran(p, "stagebench-cron --sim")
         self.assertTrue(any(d.startswith("cron-") for d in os.listdir(self.path("cron"))))
+
+    def test_installed_readme_names_the_man_pages(self):
+        """The installed README's links to the man pages' Markdown sources (not installed)
+        are the pages' names, each an installed page; every link left finds its file beside
+        it, or is a heading of its own."""
+        prefix = self.path("prefix")
+        self.install(prefix)
+        docs = [d for d, _s, fs in os.walk(prefix) if "README.md" in fs]
+        self.assertEqual(len(docs), 1, docs)
+        with open(os.path.join(docs[0], "README.md")) as f:
+            text = f.read()
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            source = f.read()
+        linked = re.findall(r"\[([^]\n]+)\]\(scripts/man/([^)\n]+)\.md\)", source)
+        self.assertGreater(len(linked), 10, "README links no man page")
+        self.assertNotIn("](scripts/man/", text)
+        pages = set(_files_under(os.path.join(prefix, "share", "man")))
+        for name, page in linked:
+            self.assertEqual(name, "%s(%s)" % tuple(page.rsplit(".", 1)))
+            self.assertIn("| %s |" % name, text.replace(", ", " | "))
+            self.assertIn("man%s/%s" % (page.rsplit(".", 1)[1], page), pages)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith("#"):
+                anchor = target[1:]
+                self.assertTrue(any(re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-")
+                                    == anchor for h in re.findall(r"(?m)^#+ (.*)$", text)),
+                                target)
+            elif "://" not in target:
+                self.assertTrue(os.path.exists(os.path.join(docs[0], target)), target)
+        # the rest as it is
+        self.assertEqual(re.sub(r"\[([^]\n]+)\]\(scripts/man/[^)\n]+\.md\)", r"\1", source),
+                         text)
 
     def test_missing_package_is_one_line(self):
         prefix = self.path("prefix")
