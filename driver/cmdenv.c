@@ -51,6 +51,46 @@ enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen)
 	return OUTCOME_OK;
 }
 
+/* What the lock file says of this process. */
+static void cmdenv_lock_info(const struct cmdenv *e, const char *command, const char *state,
+			     struct runlock_info *me)
+{
+	memset(me, 0, sizeof(*me));
+	me->pid = (long)getpid();
+	snprintf(me->node, sizeof(me->node), "%s", e->res.node);
+	snprintf(me->run_id, sizeof(me->run_id), "%s", e->res.run_id);
+	snprintf(me->command, sizeof(me->command), "%s", command);
+	snprintf(me->state, sizeof(me->state), "%s", state);
+	me->since = clock_wall();
+}
+
+enum outcome cmdenv_lock(struct cmdenv *e, const char *command, const char *state,
+			 enum reason *reason, char *why, size_t whylen)
+{
+	struct runlock_info me;
+	int rc;
+
+	cmdenv_lock_info(e, command, state, &me);
+	rc = runlock_take(&e->lock, e->res.node, &me, why, whylen);
+	if (!rc)
+		return OUTCOME_OK;
+	*reason = rc == -EBUSY			   ? REASON_BUSY
+		  : rc == -ENOSPC || rc == -EDQUOT ? REASON_NO_SPACE
+						   : REASON_SETUP_FAILED;
+	return OUTCOME_PRECONDITION;
+}
+
+void cmdenv_lock_note(struct cmdenv *e, const char *state)
+{
+	struct runlock_info me;
+	int rc;
+
+	cmdenv_lock_info(e, "run", state, &me);
+	rc = runlock_note(&e->lock, &me);
+	if (rc)
+		log_warn("cannot rewrite the lock file '%s': %s", e->lock.path, strerror(-rc));
+}
+
 void cmdenv_exe(struct cmdenv *e)
 {
 	e->res.exe_errno = -selfexe_digest(e->res.exe_sha256);
@@ -200,6 +240,7 @@ void cmdenv_dry_run(struct cmdenv *e)
 
 int cmdenv_finish(struct cmdenv *e, enum outcome out)
 {
+	runlock_close(&e->lock);
 	if (e->topo)
 		topo_close(e->topo);
 	if (e->dirfd > 0)

@@ -17,6 +17,7 @@
 #include "driver/plan.h"
 #include "driver/result.h"
 #include "driver/schedule.h"
+#include "platform/runlock.h"
 #include "platform/topo.h"
 
 /* Everything a command on this node needs, resolved from the options. */
@@ -27,6 +28,7 @@ struct cmdenv {
 	int dirfd;
 	struct node_result res;
 	struct arm arm;		       /* --detach */
+	struct runlock lock;	       /* run, prepare: this node's lock */
 	double schedule[SCHEDULE_MAX]; /* --schedule */
 };
 
@@ -35,6 +37,19 @@ struct cmdenv {
  * --run-id, else the run tag) into e->res.
  */
 enum outcome cmdenv_node(struct cmdenv *e, char *why, size_t whylen);
+
+/*
+ * This node's lock (platform/runlock.h) taken for the command's whole life, its holder said as
+ * command (run, prepare) in state (running, armed, preparing). OUTCOME_OK; else
+ * OUTCOME_PRECONDITION with *reason: REASON_BUSY (another run holds it: why names it),
+ * REASON_NO_SPACE (ENOSPC, EDQUOT), REASON_SETUP_FAILED (a lock directory or file refused).
+ */
+enum outcome cmdenv_lock(struct cmdenv *e, const char *command, const char *state,
+			 enum reason *reason, char *why, size_t whylen);
+
+/* What the lock file says of its holder: this process, a run, from now in state (an armed
+ * run's detached process says so once it has forked). */
+void cmdenv_lock_note(struct cmdenv *e, const char *state);
 
 /* The running executable's digest into e->res (untimed: it reads the whole binary). */
 void cmdenv_exe(struct cmdenv *e);

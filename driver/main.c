@@ -186,6 +186,14 @@ static int main_run(struct cmdenv *e)
 		cmdenv_dry_run(e);
 		return cmdenv_finish(e, OUTCOME_OK);
 	}
+	/*
+	 * One run per node, from before anything is created in --dir: refused (busy) with the
+	 * holder named, in the state when armed.
+	 */
+	enum reason reason = REASON_NONE;
+	if ((out = cmdenv_lock(e, "run", o->detach ? "arming" : "running", &reason, why,
+			       sizeof(why))) != OUTCOME_OK)
+		return main_run_fail(e, out, reason, why);
 	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return main_run_fail(e, out, REASON_NO_SPACE, why);
 
@@ -195,9 +203,10 @@ static int main_run(struct cmdenv *e)
 				      r->has_interval ? r->interval : 0.0,
 				      (unsigned long)((size_t)r->repeat * e->plan.nparts));
 		if (code >= 0) {
-			cmdenv_finish(e, OUTCOME_OK);
+			cmdenv_finish(e, OUTCOME_OK); /* the detached process holds the lock */
 			return code;
 		}
+		cmdenv_lock_note(e, "armed");
 		env.armed = arm_ready;
 		env.armed_arg = &e->arm;
 	}
@@ -238,6 +247,9 @@ static int main_prepare(struct cmdenv *e)
 		cmdenv_dry_run(e);
 		return cmdenv_finish(e, OUTCOME_OK);
 	}
+	enum reason reason;
+	if ((out = cmdenv_lock(e, "prepare", "preparing", &reason, why, sizeof(why))) != OUTCOME_OK)
+		return cmdenv_fail(e, out, why);
 	if ((out = cmdenv_preflight(e, why, sizeof(why))) != OUTCOME_OK)
 		return cmdenv_fail(e, out, why);
 	stop_install();
@@ -359,6 +371,7 @@ static int main_command(int argc, char **argv)
 	char why[1024];
 
 	e.dirfd = -1;
+	runlock_init(&e.lock);
 	if (options_parse(argc, argv, &e.o, why, sizeof(why)))
 		return main_usage(why);
 	if (e.o.version) {

@@ -21,6 +21,7 @@ static const char *const reason_names[REASON_COUNT] = {
     [REASON_INTERRUPTED] = "interrupted",
     [REASON_USAGE] = "usage",
     [REASON_SETUP_FAILED] = "setup_failed",
+    [REASON_BUSY] = "busy",
     [REASON_OTHER] = "other",
 };
 

@@ -24,6 +24,7 @@ enum reason {
 	REASON_INTERRUPTED,  /* "interrupted": SIGINT or SIGTERM */
 	REASON_USAGE,	     /* "usage": bad usage or input (exit 2) */
 	REASON_SETUP_FAILED, /* "setup_failed": threads, memory, topology or --dir not usable */
+	REASON_BUSY,	     /* "busy": another run holds this node's lock (exit 3) */
 	REASON_OTHER,	     /* "other": none of the above */
 	REASON_COUNT
 };

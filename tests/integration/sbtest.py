@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Shared helpers of the integration tests: run the real binary in a temporary directory."""
+import atexit
 import json
 import os
 import shutil
@@ -14,13 +15,20 @@ SOURCE = None
 
 
 def setup_from_argv():
-    """argv: test.py BINARY SOURCE_DIR [unittest args]."""
+    """argv: test.py BINARY SOURCE_DIR [unittest args]. Without STAGEBENCH_LOCK_DIR (ctest
+    gives each test file one), the runs of this process take their node locks in a temporary
+    directory of their own, not in the machine's (where another test's nodes of the same
+    names hold them)."""
     global BINARY, SOURCE
     if len(sys.argv) < 3:
         sys.exit("usage: %s STAGEBENCH_BINARY SOURCE_DIR" % sys.argv[0])
     BINARY = os.path.abspath(sys.argv[1])
     SOURCE = os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
+    if not os.environ.get("STAGEBENCH_LOCK_DIR"):
+        locks = tempfile.mkdtemp(prefix="stagebench-locks-")
+        atexit.register(shutil.rmtree, locks, True)
+        os.environ["STAGEBENCH_LOCK_DIR"] = os.path.join(locks, "locks")
 
 
 def run(args, timeout=120, env=None, prefix=None):

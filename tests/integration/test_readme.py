@@ -290,6 +290,8 @@ class Commands(sbtest.TempDirCase):
         base = self.path("b%d" % n)
         os.makedirs(os.path.join(base, "stage"))
         script = adapt(block, base)
+        # each block as on a node of its own: the blocks run at once, with the same node name
+        env = dict(env, STAGEBENCH_LOCK_DIR=os.path.join(base, "locks"))
         t0 = time.monotonic()
         # the block's own shell text, run as a reader would paste it
         p = subprocess.run(["bash", "-e", "-u", "-o", "pipefail", "-c", script], cwd=base,

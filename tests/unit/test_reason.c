@@ -27,6 +27,7 @@ static const struct {
     {REASON_INTERRUPTED, "interrupted"},
     {REASON_USAGE, "usage"},
     {REASON_SETUP_FAILED, "setup_failed"},
+    {REASON_BUSY, "busy"},
     {REASON_OTHER, "other"},
 };
 
