@@ -151,14 +151,37 @@ def _check_header(path, size):
     return None
 
 
-def _checked_file(path, create):
-    """path as a file of ours (created exclusively when missing and create); whether it is
-    new (empty). Raises Refused or OSError."""
-    d = os.path.dirname(os.path.abspath(path))
+def _others_file(path):
+    """The lstat of path when it is a regular file of another user than this one, else None."""
     try:
-        files.check_closed_dir(d)
-    except files.UnsafePath as e:
-        raise Refused("%s: the history must be in a directory only this user can write" % e)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid() else None
+
+
+def _check_owners_dir(d, owner):
+    """d, the directory of another user's history that root reads: a directory (not a link)
+    of that user or root that no one else can write, so that what SQLite finds or makes beside
+    the file (its -wal and -shm) can only be the owner's."""
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (owner, 0) or st.st_mode & 0o022:
+        raise Refused("%s: another user's history is read only in a directory that only its "
+                      "owner (uid %d) or root can write" % (d, owner))
+
+
+def _checked_file(path, create, owner=None):
+    """path as a file of ours (created exclusively when missing and create), or, owner given,
+    of that user (root reading it); whether it is new (empty). Raises Refused or OSError."""
+    d = os.path.dirname(os.path.abspath(path))
+    if owner is not None:
+        _check_owners_dir(d, owner)
+    else:
+        try:
+            files.check_closed_dir(d)
+        except files.UnsafePath as e:
+            raise Refused("%s: the history must be in a directory only this user can write"
+                          % e)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -173,7 +196,7 @@ def _checked_file(path, create):
             return True
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
         raise Refused("%s is not a regular file (a link or something else): not opened" % path)
-    if st.st_uid != os.geteuid() or st.st_nlink != 1:
+    if st.st_uid != (os.geteuid() if owner is None else owner) or st.st_nlink != 1:
         raise Refused("%s is not a file of this user with one name: not opened" % path)
     if st.st_size == 0:
         return True
@@ -228,10 +251,19 @@ class History:
         return dict(self.db.execute("SELECT %s, name FROM %s" % (col, table)))
 
 
-def open_history(path, create=True, readonly=False):
+def open_history(path, create=True, readonly=False, reader=False):
     """The history at path, checked (and created when create), migrated to VERSION. Raises
-    Refused (one line) or OSError."""
-    new = _checked_file(path, create and not readonly)
+    Refused (one line) or OSError. reader: the caller only reads it (runs, show, regressions),
+    so that root may read another user's history: opened read-only, never migrated, refused
+    when the file at path is another one once open."""
+    theirs = _others_file(path) if os.geteuid() == 0 else None
+    if theirs is not None and not reader:
+        raise Refused("%s belongs to uid %d: root reads another user's history (runs, show, "
+                      "regressions), never writes it" % (path, theirs.st_uid))
+    if theirs is not None:
+        create, readonly = False, True
+    new = _checked_file(path, create and not readonly,
+                        theirs.st_uid if theirs is not None else None)
     if new and readonly:
         raise Refused("%s is empty: no run recorded yet" % path)
     uri = "file:%s?mode=%s" % (quote(os.path.abspath(path)), "ro" if readonly else "rw")
@@ -251,6 +283,11 @@ def open_history(path, create=True, readonly=False):
     except Refused:
         h.close()
         raise
+    if theirs is not None:
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino) != (theirs.st_dev, theirs.st_ino):
+            h.close()
+            raise Refused("%s was replaced while it was opened: not read" % path)
     return h
 
 
@@ -308,6 +345,10 @@ def _prepare(h, new, readonly):
             raise Refused("%s: SQLite would not use its WAL journal here (%s)" % (h.path, mode))
         db.execute("PRAGMA synchronous = NORMAL")
     version = db.execute("PRAGMA user_version").fetchone()[0]
+    if readonly and 1 <= version < VERSION:
+        raise Refused("%s has schema version %d, this stagebench reads %d: read-only here, it "
+                      "is not migrated (its owner's next stagebench-history command migrates "
+                      "it)" % (h.path, version, VERSION))
     if version != VERSION:
         raise Refused("%s has schema version %d, this stagebench reads %d" % (
             h.path, version, VERSION))

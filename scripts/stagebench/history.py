@@ -159,14 +159,17 @@ def _params(p):
                    % d["min_segment"])
     p.add_argument("--pvalue", type=float, default=d["pvalue"], metavar="P",
                    help="significance of a lasting change (default: %g)" % d["pvalue"])
+    p.add_argument("--min-peers", type=int, default=d["min_peers"], metavar="K",
+                   help="nodes a server needs tonight for its nodes to be judged against its "
+                        "own; fewer: against all nodes (default: %d)" % d["min_peers"])
 
 
 def params_of(args):
     p = {"tolerance": common.parse_tolerance(args.tolerance), "last": args.last,
          "min_history": args.min_history, "sigmas": args.sigmas, "window": args.window,
-         "min_segment": args.min_segment, "pvalue": args.pvalue}
+         "min_segment": args.min_segment, "pvalue": args.pvalue, "min_peers": args.min_peers}
     for k, lo, hi in (("last", 2, 1000), ("min_history", 2, 1000), ("window", 6, 10000),
-                      ("min_segment", 2, 1000)):
+                      ("min_segment", 2, 1000), ("min_peers", 2, 100000)):
         if not lo <= p[k] <= hi:
             raise common.UsageError("--%s %d is out of range: %d to %d"
                                     % (k.replace("_", "-"), p[k], lo, hi))
@@ -483,6 +486,7 @@ def _try(what, fn, *a):
         return False
 
 
+READERS = ("regressions", "show", "runs")  # the commands that only read the history
 COMMANDS = {"ingest": cmd_ingest, "regressions": cmd_regressions, "accept": cmd_accept,
             "show": cmd_show, "runs": cmd_runs}
 
@@ -496,7 +500,8 @@ def main(argv=None):
         path = history_path(args)
         if args.html and args.command != "regressions":
             raise common.UsageError("--html goes with the regressions command (the default)")
-        with histdb.open_history(path, create=args.command == "ingest") as h:
+        with histdb.open_history(path, create=args.command == "ingest",
+                                 reader=args.command in READERS) as h:
             return COMMANDS[args.command](h, args)
     except common.UsageError as e:
         common.fail(str(e), common.EXIT_USAGE)

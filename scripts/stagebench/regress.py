@@ -5,8 +5,8 @@ Tonight's run (the newest, or the one named) is judged per part:
 - a node is flagged when its node time is slow against its own history (its last N nights:
   above their median by more than the tolerance and by more than SIGMAS robust spreads, the
   spread being 1.4826 x the median absolute deviation) AND against tonight's peers on its
-  /stage server (the same test against their median and spread; a server with fewer than
-  MIN_PEERS nodes is judged against all of tonight's nodes);
+  /stage server (the same test against their median and spread; the nodes of a server of fewer
+  than min_peers nodes tonight (--min-peers) are judged against all of tonight's nodes);
 - a server is flagged when its nodes moved together (the median of their moves against their
   own histories reaches the tolerance) and the other servers' did not (the server moved by at
   least the tolerance more than the median of the other servers' moves);
@@ -64,7 +64,7 @@ class NodeEvidence(Record):
         Field("peers_spread_s", "number", "s", "their robust spread"),
         Field("peers", "integer", "-", "how many peers"),
         Field("peers_scope", "string", "-", "server (its server's nodes), or all nodes (a "
-              "server of fewer than 3 nodes)"),
+              "server of fewer than min_peers nodes)"),
         Field("against_peers", "number", "fraction", "tonight over the peers' median, less 1"),
     )
     __slots__ = names(FIELDS)
@@ -144,7 +144,7 @@ class Judgement(Record):
         Field("run_id", "string", "-", "the run judged", null=True),
         Field("started", "number", "epoch s", "when it started", null=True),
         Field("parameters", "object", "-", "the parameters judged with (last, min_history, "
-              "tolerance, sigmas, window, min_segment, pvalue)"),
+              "tolerance, sigmas, window, min_segment, pvalue, min_peers)"),
         Field("too_short", "string", "-", "why the history is too short to judge (then no "
               "finding)", null=True),
         Field("judged_series", "integer", "-", "the (node, part) series with enough history"),

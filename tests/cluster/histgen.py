@@ -39,7 +39,8 @@ def night(n, names, srv, parts, level, noise=0.03, seed=1, rid="night"):
 def scenario(kind, node=5, server=1, start=20):
     """The level function of a scenario: 'healthy', 'node' (node slowed 30% from night start),
     'server' (every node of server index `server` of 4 slowed 30% from start), 'bad-night'
-    (every node 2x on night start only), 'drift' (node slower by 1% a night from start)."""
+    (every node 2x on night start only), 'node-bad-night' (node 2x on night start only),
+    'drift' (node slower by 1% a night from start)."""
     def level(part, i, n):
         base = 0.1 * (1.0 + 0.02 * (i % 7))
         if kind == "node" and i == node and n >= start:
@@ -47,6 +48,8 @@ def scenario(kind, node=5, server=1, start=20):
         if kind == "server" and (i * 4) // NODES_PER[0] == server and n >= start:
             return base * 1.3
         if kind == "bad-night" and n == start:
+            return base * 2.0
+        if kind == "node-bad-night" and i == node and n == start:
             return base * 2.0
         if kind == "drift" and i == node and n >= start:
             return base * (1.0 + 0.01 * (n - start))

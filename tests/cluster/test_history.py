@@ -8,11 +8,12 @@
   the build's digest ('mixed' with a patched binary on one node); a plain launcher run after
   30 synthetic nights replaces a stale history-health.json (a part it did not run kept);
 - long synthetic histories (histgen): a node slowed 30% from night 20, a server whose nodes all
-  slowed, one bad night, a slow drift, each found (or not) with its first night; a healthy
-  history of 60 nights with noise flags nothing; accept takes a change as the new normal;
+  slowed, one bad night, one node's bad night, a slow drift, each found (or not) with its first
+  night; a healthy history of 60 nights with noise flags nothing; accept takes a change as the
+  new normal; --min-peers in the parameters;
 - the file: a SIGKILLed ingest mid-transaction, a truncated file, pages damaged in the middle,
   another program's database, a text file, a link, a newer schema: one line, the file left as it
-  was; an older schema migrated;
+  was; an older schema migrated; another user's history read by root, never written;
 - a page of 1,000 synthetic nodes; the Prometheus flags (promtool) and the NHC health answer;
 - stagebench-history(5) names every field of the judgement's records as they declare it."""
 import hashlib
@@ -292,6 +293,18 @@ class Synthetic(ct.TempDirCase):
         for at in (21, 30, 59):
             self.assertEqual(self.judge("bad-night", at)[1], [], at)
 
+    def test_one_nodes_bad_night_flags_that_night_only(self):
+        """One node twice as slow on night 20 only, then back: a node regression that night
+        (against its own nights and its server's peers), no lasting change then or after."""
+        self.assertEqual(self.judge("node-bad-night", 19)[1], [])
+        flagged, found = self.judge("node-bad-night", 20)
+        self.assertEqual([f[:4] for f in flagged], [("node", None, "cn00006", "night-020")])
+        self.assertTrue(0.8 <= flagged[0][4] <= 1.2, flagged)  # twice as slow, with noise
+        self.assertEqual(len(found), 1, found)
+        self.assertEqual(found[0].evidence.peers_scope, "server")
+        for at in (21, 22, 23, 30, 59):
+            self.assertEqual(self.judge("node-bad-night", at)[1], [], at)
+
     def test_slow_drift_found_as_it_grows(self):
         self.assertEqual(self.judge("drift", 30)[0], [])  # +10% so far: under the tolerance
         flagged, _ = self.judge("drift", 59)
@@ -347,6 +360,32 @@ class Synthetic(ct.TempDirCase):
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     timeout=60)
             self.assertEqual(rc.returncode, 0, rc.stdout)
+
+    def test_min_peers_option_and_parameters(self):
+        """--min-peers (default 3) is in the judgement's parameters with the others; servers of
+        10 nodes judged with --min-peers 11 compare their nodes with all 40."""
+        self.judge("node", 20)
+        path = self.path("node.sqlite")
+        p = hist(["--history", path, "regressions", "--run", "night-020", "--format", "json"],
+                 results=self.dir)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["parameters"], {
+            "tolerance": 0.15, "last": 10, "min_history": 5, "sigmas": 3.0, "window": 60,
+            "min_segment": 3, "pvalue": 0.01, "min_peers": 3})
+        self.assertEqual([(f["name"], f["evidence"]["peers_scope"], f["evidence"]["peers"])
+                          for f in doc["findings"]], [("cn00006", "server", 10)])
+        p = hist(["--history", path, "regressions", "--run", "night-020", "--format", "json",
+                  "--min-peers", "11"], results=self.dir)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["parameters"]["min_peers"], 11)
+        self.assertEqual([(f["name"], f["evidence"]["peers_scope"], f["evidence"]["peers"])
+                          for f in doc["findings"]], [("cn00006", "all nodes", 40)])
+        p = hist(["--history", path, "regressions", "--min-peers", "1"], results=self.dir)
+        self.assertEqual((p.returncode, p.stdout), (2, ""))
+        self.assertEqual(p.stderr.splitlines(), [
+            "stagebench-history: error: --min-peers 1 is out of range: 2 to 100000"])
 
     def test_show_table_and_plots(self):
         self.judge("node", 59)
@@ -504,6 +543,56 @@ with histdb.open_history(%r) as h:
                 histdb.record(h, run)
         self.assertEqual(sha(path), digest)  # not a byte written
         self.assertEqual(os.listdir(self.dir), ["history.sqlite"])
+
+    def test_another_users_history_root_reads_never_writes(self):
+        """A history of another user (nobody's file in nobody's directory): root reads it (runs,
+        show, regressions, read-only), refuses to write it (ingest, accept: one line, exit 2),
+        the file's bytes unchanged and whatever SQLite made beside it the owner's; in a
+        directory another user can write, root does not read it either; an older schema is
+        not migrated (refused, left as it is)."""
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give a file to another user")
+        import pwd
+        other = pwd.getpwnam("nobody").pw_uid
+        d = self.path("theirs")
+        os.mkdir(d, 0o700)
+        path = os.path.join(d, "history.sqlite")
+        with histdb.open_history(path) as h:
+            histgen.history(h, "node", nights=30, nodes=40, servers=4)
+        os.chown(d, other, -1)
+        os.chown(path, other, -1)
+        digest = sha(path)
+        p = hist(["--history", path, "runs", "--format", "json"], results=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)), 30)
+        p = hist(["--history", path, "regressions", "--format", "json"], results=self.dir)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual([f["name"] for f in json.loads(p.stdout)["findings"]], ["cn00006"])
+        p = hist(["--history", path, "show", "cn00006", "--part", "1a"], results=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for args in (["ingest", os.path.join(RES, NIGHTS[0])],
+                     ["accept", "cn00006", "1a", "--from", "night-020"]):
+            p = hist(["--history", path] + args, results=self.dir)
+            self.assertEqual(p.returncode, 2, (args, p.stdout))
+            self.assertEqual(p.stderr.splitlines(), [
+                "stagebench-history: error: %s belongs to uid %d: root reads another user's "
+                "history (runs, show, regressions), never writes it" % (path, other)])
+        self.assertEqual(sha(path), digest)
+        self.assertEqual([os.lstat(os.path.join(d, n)).st_uid for n in os.listdir(d)],
+                         [other] * len(os.listdir(d)), os.listdir(d))
+        os.chmod(d, 0o777)
+        p = hist(["--history", path, "runs"], results=self.dir)
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertIn("only its owner (uid %d) or root can write" % other, p.stderr)
+        self.assertEqual(sha(path), digest)
+        os.chmod(d, 0o700)
+        downgrade(path, 2)
+        digest = sha(path)
+        p = hist(["--history", path, "regressions"], results=self.dir)
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertIn("has schema version 2, this stagebench reads %d: read-only here, it is "
+                      "not migrated" % histdb.VERSION, p.stderr)
+        self.assertEqual(sha(path), digest)
 
     def test_another_programs_database(self):
         path = self.path("history.sqlite")
