@@ -93,7 +93,7 @@ class ReplicaChanges(ft.FaultCase):
         replica = os.path.join(os.path.realpath(self.stage()), "stagebench.1a.4MiB")
         proc, out = self.start_long(["run", "1a", "--passes", "100000", "--verify"])
         self.wait_running(proc, out)
-        p = run(["prepare", "1a", "--scale", "tiny", "--dir", self.stage()])
+        p = run(["prepare", "1a", "--scale", "tiny", "--dir", self.stage(), "--node", "other"])
         self.assertEqual(p.returncode, 0, p.stderr)
         gen = int(re.search(r"generation (\d+)", p.stdout).group(1))
         s, part, err = self.finish(proc, out)

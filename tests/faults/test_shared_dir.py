@@ -167,9 +167,10 @@ class SharedDir(ft.FaultCase):
         self.assertEqual(len(left), 5, p.stdout)
 
     def two_at_once(self, args, stage):
-        """Run two of args at once; each holds its replica 0.5 s before publishing it."""
+        """Run two of args at once, as two nodes of one server (one node's runs would hold its
+        lock in turn); each holds its replica 0.5 s before publishing it."""
         env = ft.shim_env("fsync:1:delay=500ms", path=".tmp.")
-        procs = [ft.popen(args, env=env) for _ in range(2)]
+        procs = [ft.popen(args + ["--node", "n%d" % i], env=env) for i in range(2)]
         for proc in procs:
             self.addCleanup(ft.reap, proc)
         return [proc.communicate(timeout=60) + (proc.returncode,) for proc in procs]
@@ -247,7 +248,8 @@ class SharedDir(ft.FaultCase):
         outs = [self.path("s%d.json" % i) for i in range(2)]
         env = ft.shim_env("fsync:1:delay=500ms", path=".tmp.")
         procs = [ft.popen(["run", "1a", "--scale", "tiny", "--dir", stage, "--start-in", "0",
-                           "--verify", "--out", o], env=env) for o in outs]
+                           "--verify", "--node", "n%d" % i, "--out", o], env=env)
+                 for i, o in enumerate(outs)]
         results = []
         for proc in procs:
             self.addCleanup(ft.reap, proc)
