@@ -444,8 +444,9 @@ def server_levels(rows):
 class Run:
     """A run to record: its facts (run_id, started, scale, note, build (the executable's
     SHA-256, MIXED or None), build_id, status, exit_code, validity, start_verdict,
-    nodes_expected, nodes_failed, nodes_missing, verdicts (a dict), source) and its results: (node, server, test, part, rep, status, node_time_s, rate,
-    rate_unit, residency, start_offset_s, clock_offset_s) tuples."""
+    nodes_expected, nodes_failed, nodes_missing, verdicts (a dict), source) and its results:
+    (node, server, test, part, rep, status, node_time_s, rate, rate_unit, residency,
+    start_offset_s, clock_offset_s) tuples."""
 
     FACTS = ("run_id", "started", "scale", "note", "build", "build_id", "status", "exit_code",
              "validity", "start_verdict", "nodes_expected", "nodes_failed", "nodes_missing",
