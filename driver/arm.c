@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver/arm.h"
@@ -25,7 +26,7 @@
 bool arm_status_final(const char *status)
 {
 	return strcmp(status, "done") == 0 || strcmp(status, "failed") == 0 ||
-	       strcmp(status, "interrupted") == 0;
+	       strcmp(status, "orphaned") == 0 || strcmp(status, "interrupted") == 0;
 }
 
 /* A path made absolute against the working directory, for readers that run elsewhere. */
@@ -191,6 +192,15 @@ static void arm_write_state(struct arm *a)
 		s->parts, s->exit_code, s->updated_at, s->summary, s->log);
 	if (s->error[0])
 		fprintf(f, "error %s\nreason %s\n", s->error, s->reason);
+	if (s->lease_s > 0) {
+		fprintf(f, "lease_s %.6f\n", s->lease_s);
+		if (a->lease_on)
+			fprintf(
+			    f,
+			    "lease_remaining_s %.6f\nlease_renewed_at %.6f\nlease_renewals %llu\n",
+			    lease_remaining_s(&a->lease, lease_now_ns()), a->lease.renewed_at,
+			    (unsigned long long)a->lease.renewals);
+	}
 	if (fclose(f) != 0)
 		rc = -errno;
 	if (!rc && renameat(a->dirfd, tmp, a->dirfd, ARM_STATE) != 0)
@@ -311,7 +321,7 @@ void arm_identify(struct arm *a, const char *summary, const char *node, const ch
 }
 
 int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
-	       double interval, unsigned long parts)
+	       double interval, unsigned long parts, double lease_s)
 {
 	int p[2];
 	pid_t child;
@@ -350,24 +360,124 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	snprintf(a->st.status, sizeof(a->st.status), "starting");
 	a->st.interval = interval;
 	a->st.parts = parts;
+	a->st.lease_s = lease_s;
 	arm_write_state(a);
 	return -1;
 }
 
-void arm_ready(void *arg, double start_at)
+/* An instant as "2026-12-03T02:15:00Z". */
+static void arm_utc(double at, char *buf, size_t len)
+{
+	time_t t = (time_t)at;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "%.3f", at);
+}
+
+/*
+ * The lease lapsed: the run is orphaned. started: the part it hits had started (then it is
+ * stopped, after seconds past the lapse). The texts say what happened and why it matters.
+ */
+static void arm_orphan(struct arm *a, struct run_halt *h, int64_t now)
+{
+	double silent = (double)(now - a->lease.renewed_ns) / 1e9;
+	double after = (double)(now - a->lease.deadline_ns) / 1e9;
+	char last[32];
+
+	arm_utc(a->lease.renewed_at, last, sizeof(last));
+	memset(h, 0, sizeof(*h));
+	h->out = OUTCOME_ORPHANED;
+	h->reason = REASON_LEASE_EXPIRED;
+	h->status = h->rest = PART_ORPHANED;
+	snprintf(h->error, sizeof(h->error),
+		 "orphaned: no renewal from the launcher for %.0f s: nobody would collect this "
+		 "run (lease %.0f s, last renewed at %s)",
+		 silent, a->lease.lease_s, last);
+	snprintf(h->stopped, sizeof(h->stopped),
+		 "orphaned: stopped %.1f s after the lease lapsed (a part goes on for at most one "
+		 "lease length, %.0f s, after it lapses)",
+		 after, a->lease.lease_s);
+	snprintf(
+	    h->not_started, sizeof(h->not_started),
+	    "orphaned: not started: the lease lapsed (no renewal from the launcher for %.0f s)",
+	    silent);
+}
+
+bool arm_watch(void *arg, double start_at, struct run_halt *h)
+{
+	struct arm *a = arg;
+	struct lease now_lease;
+	int64_t now;
+
+	if (!a->lease_on)
+		return true;
+	if (!a->lapsed) {
+		/* Read and judged under the lock, in turn with renewals: one answer for both. */
+		if (lease_lock(a->dirfd, ARM_LEASE_LOCK_S) != 0)
+			return true; /* a renewal is being written: the next safe point sees it */
+		if (lease_read(a->dirfd, &now_lease) == 0)
+			a->lease = now_lease;
+		now = lease_now_ns();
+		a->lapsed = lease_lapsed(&a->lease, now);
+		lease_unlock(a->dirfd);
+		if (!a->lapsed)
+			return true;
+		log_warn("the lease lapsed: no renewal from the launcher for %.0f s",
+			 (double)(now - a->lease.renewed_ns) / 1e9);
+		arm_write_state(a);
+	}
+	now = lease_now_ns();
+	bool started = start_at > 0 && clock_wall() >= start_at;
+	if (started && (double)(now - a->lease.deadline_ns) / 1e9 < a->lease.lease_s)
+		return true;
+	arm_orphan(a, h, now);
+	return false;
+}
+
+bool arm_ready(void *arg, double start_at, struct run_halt *h)
 {
 	struct arm *a = arg;
 	char msg[64];
 
 	a->st.start_at = start_at;
+	if (a->st.lease_s > 0) {
+		int rc = lease_start(a->dirfd, a->st.lease_s, &a->lease);
+		if (rc) {
+			memset(h, 0, sizeof(*h));
+			h->out =
+			    rc == -ENOSPC || rc == -EDQUOT ? OUTCOME_PRECONDITION : OUTCOME_FAILED;
+			h->reason =
+			    rc == -ENOSPC || rc == -EDQUOT ? REASON_NO_SPACE : REASON_SETUP_FAILED;
+			h->status = PART_FAILED;
+			h->rest = PART_SKIPPED;
+			snprintf(h->error, sizeof(h->error),
+				 "cannot write the lease file in '%s': %s", a->dir, strerror(-rc));
+			snprintf(h->stopped, sizeof(h->stopped), "%s", h->error);
+			snprintf(h->not_started, sizeof(h->not_started), "not started: %s",
+				 h->error);
+			return false;
+		}
+		a->lease_on = true;
+	}
 	snprintf(a->st.status, sizeof(a->st.status), "armed");
 	arm_write_state(a);
 	snprintf(msg, sizeof(msg), "armed %ld\n", a->st.pid);
 	arm_tell(a, msg);
-	if (clock_wait_until(start_at, 0.0, &stop_part) < 0)
-		return;
+	/* The wait for the start: at least once a second, a safe point. */
+	while (!stop_requested()) {
+		double now = clock_wall();
+		if (now >= start_at)
+			break;
+		if (!arm_watch(a, start_at, h))
+			return false;
+		clock_wait_until(now + 1.0 < start_at ? now + 1.0 : start_at, 0.0, &stop_part);
+	}
+	if (stop_requested())
+		return true;
 	snprintf(a->st.status, sizeof(a->st.status), "running");
 	arm_write_state(a);
+	return true;
 }
 
 void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reason reason)
@@ -385,6 +495,7 @@ void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reas
 	}
 	snprintf(a->st.status, sizeof(a->st.status), "%s",
 		 out >= OUTCOME_INTERRUPTED_INT ? "interrupted"
+		 : out == OUTCOME_ORPHANED	? "orphaned"
 		 : out == OUTCOME_OK		? "done"
 						: "failed");
 	arm_write_state(a);

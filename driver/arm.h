@@ -14,6 +14,8 @@
 
 #include "driver/outcome.h"
 #include "driver/reason.h"
+#include "driver/run.h"
+#include "platform/lease.h"
 
 #include "util/names.h"
 
@@ -21,12 +23,15 @@
 #define ARM_STATE NAMES_STATE
 #define ARM_LOG	  NAMES_LOG
 #define ARM_OUT	  NAMES_SUMMARY
+#define ARM_LEASE NAMES_LEASE
+/* How long the run waits for its state directory's lease lock at a safe point. */
+#define ARM_LEASE_LOCK_S 0.2
 
 /* What STATE_DIR/state says: one "key value" line per field. */
 struct arm_state {
 	long pid;
 	unsigned long long start_time; /* clock ticks after boot, /proc/PID/stat field 22 */
-	char status[16];	       /* starting armed running done failed interrupted */
+	char status[16]; /* starting armed running, then done failed orphaned interrupted */
 	char node[72];
 	char run_tag[32];
 	double start_at; /* the first part's start instant, 0 before it is known */
@@ -39,6 +44,14 @@ struct arm_state {
 	/* The run's first error once it ended with one (one line), and its reason; "" none. */
 	char error[1024];
 	char reason[32];
+	/*
+	 * --lease: its length (0: none), and when the state was written the seconds it had left
+	 * (< 0: not started yet), its last renewal (wall clock) and how many there were.
+	 */
+	double lease_s;
+	double lease_remaining_s;
+	double lease_renewed_at;
+	unsigned long long lease_renewals;
 };
 
 /* The armed run's side: the state directory, the pipe to the foreground, the state. */
@@ -48,6 +61,10 @@ struct arm {
 	char dir[PATH_MAX];
 	char out[PATH_MAX]; /* the default summary path, STATE_DIR/summary.json */
 	struct arm_state st;
+	/* The lease (started once armed) as last read, and whether it was seen lapsed. */
+	bool lease_on;
+	struct lease lease;
+	bool lapsed;
 };
 
 /*
@@ -74,14 +91,25 @@ void arm_identify(struct arm *a, const char *summary, const char *node, const ch
  * arguments go to the state file.
  */
 int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
-	       double interval, unsigned long parts);
+	       double interval, unsigned long parts, double lease_s);
 
 /*
  * In the detached process (a is its struct arm), once every thread waits for the first start
- * start_at: the state says armed, and the foreground is told and let go. Then, at start_at,
- * the state says running (unless the part is stopped first). The run loop's armed hook.
+ * start_at: the lease starts (with --lease: arming is its first renewal), the state says
+ * armed, and the foreground is told and let go. Then it waits for start_at, checking the
+ * lease at least once a second, and the state says running (unless the part is stopped
+ * first). The run loop's armed hook: false, halt filled, when the lease cannot be written
+ * (the foreground is then told why) or lapsed before the start.
  */
-void arm_ready(void *a, double start_at);
+bool arm_ready(void *a, double start_at, struct run_halt *halt);
+
+/*
+ * The run loop's watch hook (run.h): the lease checked at a safe point. Lapsed before the
+ * part's start (start_at 0, or still ahead): false, the run orphaned, halt filled. Lapsed
+ * while the part runs: it goes on for at most one lease length after the lapse, then false.
+ * Always true without a lease.
+ */
+bool arm_watch(void *a, double start_at, struct run_halt *halt);
 
 /*
  * The run has ended with its summary written: the final state (with its first error and that
@@ -98,7 +126,7 @@ int arm_proc_start_time(long pid, unsigned long long *ticks);
  */
 int arm_open_dir(const char *dir, bool create, int *dirfd, char *why, size_t whylen);
 
-/* Whether a status is final (done, failed, interrupted). */
+/* Whether a status is final (done, failed, orphaned, interrupted). */
 bool arm_status_final(const char *status);
 
 #endif

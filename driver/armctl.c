@@ -22,6 +22,8 @@
 #include "util/log.h"
 
 #define ARMCTL_POLL_S 0.05
+/* How long --renew waits for the state directory's lease lock (the run holds it briefly). */
+#define ARMCTL_LEASE_LOCK_S 2.0
 
 /* One "key value" line into st; unknown keys are ignored (a later version may add some). */
 static void armctl_field(struct arm_state *st, const char *key, const char *v)
@@ -54,6 +56,14 @@ static void armctl_field(struct arm_state *st, const char *key, const char *v)
 		snprintf(st->error, sizeof(st->error), "%s", v);
 	else if (strcmp(key, "reason") == 0)
 		snprintf(st->reason, sizeof(st->reason), "%s", v);
+	else if (strcmp(key, "lease_s") == 0)
+		st->lease_s = strtod(v, NULL);
+	else if (strcmp(key, "lease_remaining_s") == 0)
+		st->lease_remaining_s = strtod(v, NULL);
+	else if (strcmp(key, "lease_renewed_at") == 0)
+		st->lease_renewed_at = strtod(v, NULL);
+	else if (strcmp(key, "lease_renewals") == 0)
+		st->lease_renewals = strtoull(v, NULL, 10);
 }
 
 static int armctl_parse(int dirfd, struct arm_state *st)
@@ -71,6 +81,7 @@ static int armctl_parse(int dirfd, struct arm_state *st)
 	}
 	memset(st, 0, sizeof(*st));
 	st->exit_code = -1;
+	st->lease_remaining_s = -1.0;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
 		char *sp = strchr(line, ' ');
@@ -165,77 +176,214 @@ static const char *armctl_shown(const struct arm_state *st, bool alive)
 	return arm_status_final(st->status) || alive ? st->status : "lost";
 }
 
+/* What status shows beside the state file: whether its process lives, its lease, a renewal. */
+struct armctl_view {
+	bool alive;
+	char why[512]; /* not alive: why not */
+	/* The lease (has_lease: the run has one) as its file says now, else as the state said. */
+	bool has_lease;
+	double lease_s;
+	double remaining_s; /* < 0: not started yet */
+	double renewed_at;  /* 0: none yet */
+	unsigned long long renewals;
+	int renewed; /* --renew: 1 renewed, 0 not (renew_error says why); -1 not asked */
+	bool lapsed; /* --renew found the lease lapsed */
+	char renew_error[256];
+};
+
+/* The lease as its file says now (the run rewrites it when armed, each renewal after). */
+static void armctl_lease(int dirfd, const struct arm_state *st, struct armctl_view *v)
+{
+	struct lease l;
+
+	v->has_lease = st->lease_s > 0;
+	v->lease_s = st->lease_s;
+	v->remaining_s = st->lease_remaining_s;
+	v->renewed_at = st->lease_renewed_at;
+	v->renewals = st->lease_renewals;
+	if (!v->has_lease || lease_read(dirfd, &l) != 0)
+		return;
+	v->lease_s = l.lease_s;
+	v->remaining_s = lease_remaining_s(&l, lease_now_ns());
+	v->renewed_at = l.renewed_at;
+	v->renewals = l.renewals;
+}
+
+/*
+ * --renew: one lease length from now, under the state directory's lock, unless the run has
+ * none, has ended, is gone or its lease has lapsed (never revived: v->lapsed).
+ */
+static void armctl_renew(int dirfd, const struct arm_state *st, struct armctl_view *v)
+{
+	struct lease l;
+	int rc;
+
+	v->renewed = 0;
+	if (!v->has_lease) {
+		snprintf(v->renew_error, sizeof(v->renew_error),
+			 "the run has no lease (armed without --lease)");
+		return;
+	}
+	if (arm_status_final(st->status)) {
+		snprintf(v->renew_error, sizeof(v->renew_error), "the run has ended (%s)",
+			 st->status);
+		return;
+	}
+	if (!v->alive) {
+		snprintf(v->renew_error, sizeof(v->renew_error), "%s", v->why);
+		return;
+	}
+	rc = lease_lock(dirfd, ARMCTL_LEASE_LOCK_S);
+	if (rc) {
+		snprintf(v->renew_error, sizeof(v->renew_error),
+			 "the lease is being checked by the run: not renewed, try again");
+		return;
+	}
+	rc = lease_renew(dirfd, &l);
+	lease_unlock(dirfd);
+	if (rc == 0) {
+		v->renewed = 1;
+		v->lease_s = l.lease_s;
+		v->remaining_s = lease_remaining_s(&l, lease_now_ns());
+		v->renewed_at = l.renewed_at;
+		v->renewals = l.renewals;
+	} else if (rc == -ETIME) {
+		v->lapsed = true;
+		v->remaining_s = 0;
+		snprintf(
+		    v->renew_error, sizeof(v->renew_error),
+		    "the lease lapsed %.1f s ago: not renewed (a lapsed lease is never revived; "
+		    "the run stops at its next safe point, orphaned)",
+		    (double)(lease_now_ns() - l.deadline_ns) / 1e9);
+	} else if (rc == -ENOENT) {
+		snprintf(v->renew_error, sizeof(v->renew_error),
+			 "the run is not armed yet: its lease starts once it is");
+	} else {
+		snprintf(v->renew_error, sizeof(v->renew_error), "cannot renew the lease: %s",
+			 strerror(-rc));
+	}
+}
+
+/* A number, or null when it does not apply. */
+static void armctl_json_maybe(struct json *j, const char *key, bool applies, double v)
+{
+	json_key(j, key);
+	if (applies)
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
+/* A CSV cell of a number: empty where it does not apply. */
+static void armctl_csv_maybe(FILE *f, const char *fmt, bool applies, double v, char after)
+{
+	if (applies)
+		fprintf(f, fmt, v);
+	fputc(after, f);
+}
+
 /* --format csv: a header and one row of the JSON's fields; empty where one does not apply. */
-static void armctl_print_csv(const struct arm_state *st, bool alive, FILE *f)
+static void armctl_print_csv(const struct arm_state *st, const struct armctl_view *v, FILE *f)
 {
 	fprintf(f, "status,recorded_status,pid,alive,start_time,node,run_tag,start_at,interval,"
-		   "parts,exit_code,updated_at,summary,log,error,reason\n");
-	views_csv_field(f, armctl_shown(st, alive), ',');
+		   "parts,exit_code,updated_at,summary,log,error,reason,lease_s,lease_remaining_s,"
+		   "lease_renewed_at,lease_renewals,renewed,renew_error\n");
+	views_csv_field(f, armctl_shown(st, v->alive), ',');
 	views_csv_field(f, st->status, ',');
-	fprintf(f, "%ld,%s,%llu,", st->pid, alive ? "true" : "false",
+	fprintf(f, "%ld,%s,%llu,", st->pid, v->alive ? "true" : "false",
 		(unsigned long long)st->start_time);
 	views_csv_field(f, st->node, ',');
 	views_csv_field(f, st->run_tag, ',');
-	if (st->start_at > 0)
-		fprintf(f, "%.6f", st->start_at);
-	fputc(',', f);
-	if (st->interval > 0)
-		fprintf(f, "%.6f", st->interval);
-	fprintf(f, ",%lu,", st->parts);
-	if (st->exit_code >= 0)
-		fprintf(f, "%d", st->exit_code);
-	fprintf(f, ",%.6f,", st->updated_at);
+	armctl_csv_maybe(f, "%.6f", st->start_at > 0, st->start_at, ',');
+	armctl_csv_maybe(f, "%.6f", st->interval > 0, st->interval, ',');
+	fprintf(f, "%lu,", st->parts);
+	armctl_csv_maybe(f, "%.0f", st->exit_code >= 0, st->exit_code, ',');
+	fprintf(f, "%.6f,", st->updated_at);
 	views_csv_field(f, st->summary, ',');
 	views_csv_field(f, st->log, ',');
 	views_csv_field(f, st->error, ',');
-	views_csv_field(f, st->reason, '\n');
+	views_csv_field(f, st->reason, ',');
+	armctl_csv_maybe(f, "%.6f", v->has_lease, v->lease_s, ',');
+	armctl_csv_maybe(f, "%.6f", v->has_lease && v->remaining_s >= 0, v->remaining_s, ',');
+	armctl_csv_maybe(f, "%.6f", v->has_lease && v->renewed_at > 0, v->renewed_at, ',');
+	armctl_csv_maybe(f, "%.0f", v->has_lease, (double)v->renewals, ',');
+	fprintf(f, "%s,", v->renewed < 0 ? "" : v->renewed ? "true" : "false");
+	views_csv_field(f, v->renew_error, '\n');
 }
 
-static void armctl_print(const struct arm_state *st, bool alive, const char *why,
+static void armctl_print_json(const struct arm_state *st, const struct armctl_view *v, FILE *f)
+{
+	struct json j;
+
+	json_init(&j, f, false); /* one line, whatever the launcher's round reads */
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", "stagebench.state/1");
+	json_kv_string(&j, "status", armctl_shown(st, v->alive));
+	json_kv_string(&j, "recorded_status", st->status);
+	json_kv_int(&j, "pid", st->pid);
+	json_kv_bool(&j, "alive", v->alive);
+	json_kv_uint(&j, "start_time", st->start_time);
+	json_kv_string(&j, "node", st->node);
+	json_kv_string(&j, "run_tag", st->run_tag);
+	json_kv_double(&j, "start_at", st->start_at);
+	json_kv_double(&j, "interval", st->interval);
+	json_kv_uint(&j, "parts", st->parts);
+	json_key(&j, "exit_code");
+	if (st->exit_code >= 0)
+		json_int(&j, st->exit_code);
+	else
+		json_null(&j);
+	json_kv_double(&j, "updated_at", st->updated_at);
+	json_kv_string(&j, "summary", st->summary);
+	json_kv_string(&j, "log", st->log);
+	json_kv_string(&j, "error", st->error[0] ? st->error : NULL);
+	json_kv_string(&j, "reason", st->reason[0] ? st->reason : NULL);
+	armctl_json_maybe(&j, "lease_s", v->has_lease, v->lease_s);
+	armctl_json_maybe(&j, "lease_remaining_s", v->has_lease && v->remaining_s >= 0,
+			  v->remaining_s);
+	armctl_json_maybe(&j, "lease_renewed_at", v->has_lease && v->renewed_at > 0, v->renewed_at);
+	json_key(&j, "lease_renewals");
+	if (v->has_lease)
+		json_uint(&j, v->renewals);
+	else
+		json_null(&j);
+	json_key(&j, "renewed");
+	if (v->renewed >= 0)
+		json_bool(&j, v->renewed);
+	else
+		json_null(&j);
+	json_kv_string(&j, "renew_error", v->renew_error[0] ? v->renew_error : NULL);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static void armctl_print(const struct arm_state *st, const struct armctl_view *v,
 			 enum format format, FILE *f)
 {
 	if (format == FORMAT_CSV) {
-		armctl_print_csv(st, alive, f);
+		armctl_print_csv(st, v, f);
 		return;
 	}
 	if (format == FORMAT_JSON) {
-		struct json j;
-		json_init(&j, f, false); /* one line, whatever the launcher's round reads */
-		json_object_begin(&j);
-		json_kv_string(&j, "schema", "stagebench.state/1");
-		json_kv_string(&j, "status", armctl_shown(st, alive));
-		json_kv_string(&j, "recorded_status", st->status);
-		json_kv_int(&j, "pid", st->pid);
-		json_kv_bool(&j, "alive", alive);
-		json_kv_uint(&j, "start_time", st->start_time);
-		json_kv_string(&j, "node", st->node);
-		json_kv_string(&j, "run_tag", st->run_tag);
-		json_kv_double(&j, "start_at", st->start_at);
-		json_kv_double(&j, "interval", st->interval);
-		json_kv_uint(&j, "parts", st->parts);
-		json_key(&j, "exit_code");
-		if (st->exit_code >= 0)
-			json_int(&j, st->exit_code);
-		else
-			json_null(&j);
-		json_kv_double(&j, "updated_at", st->updated_at);
-		json_kv_string(&j, "summary", st->summary);
-		json_kv_string(&j, "log", st->log);
-		json_kv_string(&j, "error", st->error[0] ? st->error : NULL);
-		json_kv_string(&j, "reason", st->reason[0] ? st->reason : NULL);
-		json_object_end(&j);
-		json_finish(&j);
+		armctl_print_json(st, v, f);
 		return;
 	}
-	fprintf(f, "status:   %s\n", armctl_shown(st, alive));
+	fprintf(f, "status:   %s\n", armctl_shown(st, v->alive));
 	fprintf(f, "pid:      %ld (%s)\n", st->pid,
-		alive			       ? "running"
+		v->alive		       ? "running"
 		: arm_status_final(st->status) ? "ended"
-					       : why);
+					       : v->why);
 	fprintf(f, "node:     %s, run %s, %lu parts\n", st->node, st->run_tag, st->parts);
 	if (st->start_at > 0)
 		fprintf(f, "start at: %.3f (%+.3f s from now)\n", st->start_at,
 			st->start_at - clock_wall());
+	if (v->has_lease && v->remaining_s >= 0)
+		fprintf(f, "lease:    %.0f s, %.1f s left (%llu renewal%s, the arming included)\n",
+			v->lease_s, v->remaining_s, v->renewals, v->renewals == 1 ? "" : "s");
+	else if (v->has_lease)
+		fprintf(f, "lease:    %.0f s, from once the run is armed\n", v->lease_s);
+	if (v->renewed >= 0)
+		fprintf(f, "renewed:  %s%s\n", v->renewed ? "yes" : "no: ", v->renew_error);
 	if (st->exit_code >= 0)
 		fprintf(f, "exit:     %d\n", st->exit_code);
 	fprintf(f, "summary:  %s\nlog:      %s\n", st->summary, st->log);
@@ -265,12 +413,19 @@ enum outcome armctl_status(const struct options *o)
 		log_err("%s", why);
 		return OUTCOME_PRECONDITION;
 	}
+	static struct armctl_view v;
+	memset(&v, 0, sizeof(v));
+	v.renewed = -1;
+	v.alive = armctl_is_ours(&st, v.why, sizeof(v.why));
+	armctl_lease(dirfd, &st, &v);
+	if (o->renew)
+		armctl_renew(dirfd, &st, &v);
 	close(dirfd);
-	bool alive = armctl_is_ours(&st, why, sizeof(why));
-	armctl_print(&st, alive, why, o->format, stdout);
+	armctl_print(&st, &v, o->format, stdout);
 	if (fflush(stdout) != 0)
 		return OUTCOME_FAILED;
-	return o->clock ? armctl_clock(&st) : OUTCOME_OK;
+	enum outcome out = v.lapsed ? OUTCOME_PRECONDITION : OUTCOME_OK;
+	return o->clock ? outcome_worse(out, armctl_clock(&st)) : out;
 }
 
 /* After the signal: until the state is final or the process is gone, at most wait_s. */

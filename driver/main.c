@@ -201,14 +201,16 @@ static int main_run(struct cmdenv *e)
 	if (o->detach) {
 		int code = arm_detach(&e->arm, o->out, e->res.node, e->res.run_tag,
 				      r->has_interval ? r->interval : 0.0,
-				      (unsigned long)((size_t)r->repeat * e->plan.nparts));
+				      (unsigned long)((size_t)r->repeat * e->plan.nparts),
+				      o->set_lease ? o->lease : 0.0);
 		if (code >= 0) {
 			cmdenv_finish(e, OUTCOME_OK); /* the detached process holds the lock */
 			return code;
 		}
 		cmdenv_lock_note(e, "armed");
 		env.armed = arm_ready;
-		env.armed_arg = &e->arm;
+		env.watch = arm_watch;
+		env.hook_arg = &e->arm;
 	}
 	env.topo = e->topo;
 	env.dirfd = e->dirfd;

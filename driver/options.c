@@ -390,6 +390,12 @@ static int options_check(const struct options *o, char *why, size_t whylen)
 			    enums_format_name(o->format));
 		return -EINVAL;
 	}
+	if (o->set_lease && !o->detach) {
+		options_why(
+		    why, whylen,
+		    "--lease is the lease of an armed run: give --detach STATE_DIR with it");
+		return -EINVAL;
+	}
 	if (o->compact && o->format != FORMAT_JSON) {
 		options_why(why, whylen, "--compact is a form of --format json: give both");
 		return -EINVAL;

@@ -46,6 +46,7 @@ struct options {
 	uint64_t passes;
 	uint64_t buffer_offset; /* bytes past a page boundary, or OPTIONS_AUTO */
 	const char *detach;	/* run: the state directory of an armed run */
+	double lease;		/* run --detach: the lease's length, seconds (set_lease) */
 	enum stop_sig signal;	/* stop */
 	double wait;		/* stop: how long to wait for the summary */
 	/* run: "T1,T2,...", the start instant of every part */
@@ -55,6 +56,7 @@ struct options {
 	bool progress, no_progress;
 	bool compact; /* info --format json: one line (stagebench.info-brief/1) */
 	bool clock;   /* status --format json: then the clock protocol (clockcmd.h) */
+	bool renew;   /* status: renew the armed run's lease */
 	bool help, version;
 	bool health;	     /* check --health: judge the summaries under results */
 	const char *results; /* check --health */
@@ -62,7 +64,7 @@ struct options {
 
 	/* Which options were given (on the command line or through the environment). */
 	bool set_start_at, set_start_in, set_interval, set_seed, set_count, set_chunk;
-	bool set_file_size, set_passes, set_threads, set_cpus, set_dir;
+	bool set_file_size, set_passes, set_threads, set_cpus, set_dir, set_lease;
 };
 
 /*

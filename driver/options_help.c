@@ -93,5 +93,6 @@ void options_help(enum command cmd, FILE *f)
 	fprintf(f, "  %-22s %s\n", "--version", "print the version");
 	if (cmd == CMD_NONE)
 		fprintf(f, "\nexit status: 0 ok, 1 a test failed, 2 bad usage or input, 3 a "
-			   "precondition failed,\n130/143 interrupted by SIGINT/SIGTERM.\n");
+			   "precondition failed,\n4 an armed run orphaned (its --lease lapsed), "
+			   "130/143 interrupted by SIGINT/SIGTERM.\n");
 }

@@ -13,8 +13,9 @@ static const struct {
     [OUTCOME_FAILED] = {1, 1, "failed"},
     [OUTCOME_USAGE] = {2, 3, "usage"},
     [OUTCOME_PRECONDITION] = {3, 2, "precondition"},
-    [OUTCOME_INTERRUPTED_INT] = {130, 5, "interrupted"},
-    [OUTCOME_INTERRUPTED_TERM] = {143, 4, "interrupted"},
+    [OUTCOME_ORPHANED] = {4, 4, "orphaned"},
+    [OUTCOME_INTERRUPTED_INT] = {130, 6, "interrupted"},
+    [OUTCOME_INTERRUPTED_TERM] = {143, 5, "interrupted"},
 };
 
 int outcome_exit_code(enum outcome o)

@@ -10,12 +10,16 @@ enum outcome {
 	OUTCOME_FAILED,		  /* exit 1: a test failed (I/O error, verification) */
 	OUTCOME_USAGE,		  /* exit 2: bad usage or input */
 	OUTCOME_PRECONDITION,	  /* exit 3: replica, space, start missed, NTP required */
+	OUTCOME_ORPHANED,	  /* exit 4: an armed run's lease lapsed: nobody would collect it */
 	OUTCOME_INTERRUPTED_INT,  /* exit 130: SIGINT */
 	OUTCOME_INTERRUPTED_TERM, /* exit 143: SIGTERM */
 };
 
 int outcome_exit_code(enum outcome o);
-/* The more serious of two outcomes: interrupted > usage > precondition > failed > ok. */
+/*
+ * The more serious of two outcomes: interrupted > orphaned > usage > precondition > failed >
+ * ok.
+ */
 enum outcome outcome_worse(enum outcome a, enum outcome b);
 const char *outcome_name(enum outcome o);
 

@@ -22,6 +22,7 @@ static const char *const reason_names[REASON_COUNT] = {
     [REASON_USAGE] = "usage",
     [REASON_SETUP_FAILED] = "setup_failed",
     [REASON_BUSY] = "busy",
+    [REASON_LEASE_EXPIRED] = "lease_expired",
     [REASON_OTHER] = "other",
 };
 

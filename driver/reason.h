@@ -20,12 +20,13 @@ enum reason {
 	REASON_REPLICA_INVALID, /* "replica_invalid": a file under its name that is no replica */
 	REASON_REPLICA_CHANGED, /* "replica_changed": replaced or modified while it was read */
 	REASON_NO_SPACE,	/* "no_space": not enough space or inodes (ENOSPC, EDQUOT) */
-	REASON_NTP_REQUIRED, /* "ntp_required": --require-ntp and the clock is not synchronized */
-	REASON_INTERRUPTED,  /* "interrupted": SIGINT or SIGTERM */
-	REASON_USAGE,	     /* "usage": bad usage or input (exit 2) */
-	REASON_SETUP_FAILED, /* "setup_failed": threads, memory, topology or --dir not usable */
-	REASON_BUSY,	     /* "busy": another run holds this node's lock (exit 3) */
-	REASON_OTHER,	     /* "other": none of the above */
+	REASON_NTP_REQUIRED,  /* "ntp_required": --require-ntp and the clock is not synchronized */
+	REASON_INTERRUPTED,   /* "interrupted": SIGINT or SIGTERM */
+	REASON_USAGE,	      /* "usage": bad usage or input (exit 2) */
+	REASON_SETUP_FAILED,  /* "setup_failed": threads, memory, topology or --dir not usable */
+	REASON_BUSY,	      /* "busy": another run holds this node's lock (exit 3) */
+	REASON_LEASE_EXPIRED, /* "lease_expired": an armed run's lease lapsed (orphaned, exit 4) */
+	REASON_OTHER,	      /* "other": none of the above */
 	REASON_COUNT
 };
 

@@ -19,6 +19,7 @@ const char *result_status_name(enum part_status s)
 	    [PART_FAILED] = "failed",
 	    [PART_SKIPPED] = "skipped",
 	    [PART_INTERRUPTED] = "interrupted",
+	    [PART_ORPHANED] = "orphaned",
 	};
 	return names[s];
 }

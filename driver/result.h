@@ -23,7 +23,15 @@
 #include "util/stats.h"
 #include "workers/bench.h"
 
-enum part_status { PART_OK = 0, PART_LATE, PART_FAILED, PART_SKIPPED, PART_INTERRUPTED };
+/* In order of weight: a test's status is the heaviest of its parts'. */
+enum part_status {
+	PART_OK = 0,
+	PART_LATE,
+	PART_FAILED,
+	PART_SKIPPED,
+	PART_INTERRUPTED,
+	PART_ORPHANED /* an armed run's lease lapsed: stopped, or never started */
+};
 
 struct thread_result {
 	unsigned index;

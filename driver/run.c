@@ -34,6 +34,8 @@ struct run_state {
 	struct progress progress;
 	bool abort_rest; /* the start was missed: nothing more runs */
 	bool armed_said; /* env->armed was called */
+	bool halted;	 /* a hook halted the run (halt says how): nothing more starts */
+	struct run_halt halt;
 	struct result_clocks clocks;
 	struct replica_identity id; /* of the replica the part reads, at its release */
 	int id_rc;		    /* 0: id is known */
@@ -46,6 +48,72 @@ static void run_clock_pair(double *wall, uint64_t *mono)
 
 	*wall = clock_wall();
 	*mono = a + (clock_mono_ns() - a) / 2;
+}
+
+/* The run halts as st->halt says (once): the current part's threads stop, the error is said. */
+static void run_halt_now(struct run_state *st)
+{
+	if (st->halted)
+		return;
+	st->halted = true;
+	stop_request();
+	note_error(st->res, st->halt.reason, "%s", st->halt.error);
+}
+
+/* A safe point: whether the run has halted, the watch hook asked (start_at as it says). */
+static bool run_halted(struct run_state *st, double start_at)
+{
+	if (!st->halted && st->env->watch &&
+	    !st->env->watch(st->env->hook_arg, start_at, &st->halt))
+		run_halt_now(st);
+	return st->halted;
+}
+
+/* Where a part reads or writes: its replica's path, or the directory for a kind that writes. */
+static void run_part_file(const struct run_state *st, const struct plan_test *pt,
+			  struct part_result *pr)
+{
+	if (pt->def->has_replica)
+		snprintf(pr->file, sizeof(pr->file), "%s/%s", st->res->dir, pt->replica);
+	else
+		snprintf(pr->file, sizeof(pr->file), "%s", st->res->dir);
+}
+
+/*
+ * Parts from..pt->nparts-1 of test tr, which the halt keeps from starting: each says so in a
+ * part of its own (its planned start instant when the schedule knows it), with no results.
+ */
+static void run_not_started(struct run_state *st, const struct plan_test *pt, size_t from,
+			    struct test_result *tr)
+{
+	struct node_result *res = st->res;
+
+	if (from >= pt->nparts)
+		return;
+	for (size_t k = from; k < pt->nparts; k++) {
+		struct part_result *pr = &res->parts[res->nparts++];
+
+		memset(pr, 0, sizeof(*pr));
+		pr->pp = &st->plan->parts[pt->first + k];
+		pr->pt = pt;
+		pr->repetition = tr->repetition;
+		pr->xfer = st->plan->run.xfer;
+		run_part_file(st, pt, pr);
+		pr->scheduled_at = pr->start_at = start_planned(&st->sched);
+		start_skip(&st->sched);
+		pr->residency = -1.0;
+		pr->io_start_spread_s = -1.0;
+		pr->status = st->halt.rest;
+		snprintf(pr->error, sizeof(pr->error), "%s", st->halt.not_started);
+		pr->reason = st->halt.reason;
+		tr->nparts++;
+	}
+	if (tr->status < st->halt.rest)
+		tr->status = st->halt.rest;
+	if (!tr->error[0]) {
+		snprintf(tr->error, sizeof(tr->error), "%s", st->halt.not_started);
+		tr->reason = st->halt.reason;
+	}
 }
 
 /* Make sure the replica of test pt is there (creating or recreating it). 0 or an outcome. */
@@ -102,10 +170,7 @@ static void run_publish(struct run_state *st, const struct plan_test *pt,
 	pr->verified = r->verify && pt->def->has_replica;
 	pr->fsync = r->fsync && !pt->def->has_replica;
 	pr->residency = -1.0;
-	if (pt->def->has_replica)
-		snprintf(pr->file, sizeof(pr->file), "%s/%s", res->dir, pt->replica);
-	else
-		snprintf(pr->file, sizeof(pr->file), "%s", res->dir);
+	run_part_file(st, pt, pr);
 
 	memset(s, 0, sizeof(*s));
 	s->ops = pp->ops;
@@ -236,6 +301,19 @@ static enum outcome run_decide(struct run_state *st, struct part_result *pr)
 	return out;
 }
 
+/*
+ * About once a second while the main thread waits for a part's threads: the progress line,
+ * and the watch hook (a halt stops the threads at their next check).
+ */
+static void run_tick(void *arg)
+{
+	struct run_state *st = arg;
+
+	if (st->env->progress)
+		progress_tick(&st->progress);
+	run_halted(st, st->pool.part.start_at);
+}
+
 /* Run one part on every thread. */
 static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 			     const struct plan_part *pp, const struct test_result *tr,
@@ -256,12 +334,14 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	gate_wait(g); /* go */
 	if (st->env->armed && !st->armed_said && out == OUTCOME_OK && !st->pool.part.skip_run) {
 		st->armed_said = true;
-		st->env->armed(st->env->armed_arg, pr->start_at);
+		if (!st->env->armed(st->env->hook_arg, pr->start_at, &st->halt))
+			run_halt_now(st);
 	}
-	if (st->env->progress) {
+	if (st->env->progress || st->env->watch) {
 		st->progress.part = pr;
-		gate_wait_tick(g, 1.0, progress_tick, &st->progress); /* done */
-		progress_clear(&st->progress);
+		gate_wait_tick(g, 1.0, run_tick, st); /* done */
+		if (st->env->progress)
+			progress_clear(&st->progress);
 	} else {
 		gate_wait(g); /* done */
 	}
@@ -275,6 +355,18 @@ static enum outcome run_part(struct run_state *st, const struct plan_test *pt,
 	result_aggregate(pr, st->pool.out, st->pool.nthreads, &st->clocks, stop_requested(),
 			 stop_signal_seen(), st->res);
 	run_recheck(st, pr);
+	/* A halt stopped it (a thread's own error, a replica that changed, stay what they are). */
+	bool ran = false, own = pr->replica_changed;
+	for (size_t i = 0; pr->threads && i < pr->nthreads; i++) {
+		ran = ran || pr->threads[i].ran;
+		own = own || pr->threads[i].rc != 0;
+	}
+	if (st->halted && !stop_signal_seen() && !own) {
+		pr->status = ran ? st->halt.status : st->halt.rest;
+		snprintf(pr->error, sizeof(pr->error), "%s",
+			 ran ? st->halt.stopped : st->halt.not_started);
+		pr->reason = st->halt.reason;
+	}
 	return pr->status == PART_FAILED ? OUTCOME_FAILED : OUTCOME_OK;
 }
 
@@ -293,9 +385,17 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 		tr->status = stop_signal_seen() ? PART_INTERRUPTED : PART_SKIPPED;
 		return OUTCOME_OK;
 	}
+	if (run_halted(st, 0)) {
+		run_not_started(st, pt, 0, tr);
+		return OUTCOME_OK;
+	}
 	if (pt->def->has_replica)
 		tout = run_replica(st, pt, (unsigned)rep, tr);
 	for (size_t k = 0; tout == OUTCOME_OK && k < pt->nparts; k++) {
+		if (run_halted(st, 0)) {
+			run_not_started(st, pt, k, tr);
+			break;
+		}
 		struct part_result *pr = &res->parts[res->nparts++];
 
 		tr->nparts++;
@@ -303,6 +403,11 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 		tr->result_s += pr->node_time_s;
 		if (pr->status > tr->status)
 			tr->status = pr->status;
+		if (st->halted && !tr->error[0] && pr->error[0]) {
+			snprintf(tr->error, sizeof(tr->error), "%s: %.560s", pr->pp->def->name,
+				 pr->error);
+			tr->reason = pr->reason;
+		}
 		if (pout != OUTCOME_OK) {
 			tout = pout;
 			snprintf(tr->error, sizeof(tr->error), "%s: %.560s", pr->pp->def->name,
@@ -311,6 +416,10 @@ static enum outcome run_test(struct run_state *st, const struct plan_test *pt, s
 		}
 		if (stop_signal_seen() || st->abort_rest)
 			break;
+		if (st->halted) {
+			run_not_started(st, pt, k + 1, tr);
+			break;
+		}
 		/* A failed part stopped its own threads; the next part runs. */
 		stop_next_part();
 	}
@@ -368,6 +477,8 @@ enum outcome run_execute(const struct plan *plan, const struct run_env *env,
 		}
 	}
 	pool_stop(&st.pool);
+	if (st.halted)
+		out = outcome_worse(out, st.halt.out);
 	if (stop_signal_seen())
 		out = outcome_worse(out, stop_signal_seen() == SIGTERM ? OUTCOME_INTERRUPTED_TERM
 								       : OUTCOME_INTERRUPTED_INT);

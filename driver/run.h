@@ -13,6 +13,21 @@
 #include "driver/result.h"
 #include "platform/topo.h"
 
+/*
+ * Why a run ends early from outside its parts (an armed run's hooks fill it in): its outcome,
+ * the reason and the node's error line; the status and error of the part it stops (stopped:
+ * it had started; not_started: it had not), and the status of every later part, which does
+ * not start and says not_started.
+ */
+struct run_halt {
+	enum outcome out;
+	enum reason reason;
+	enum part_status status, rest;
+	char error[512];
+	char stopped[300];
+	char not_started[300];
+};
+
 /* What a run needs besides its plan: where it runs and how it reports. */
 struct run_env {
 	struct topo *topo;
@@ -20,10 +35,18 @@ struct run_env {
 	bool progress; /* a live line on stderr while a part runs */
 	/*
 	 * NULL, or called once by the main thread when every thread of the first part is
-	 * released to wait for its start instant start_at (an armed run tells its launcher).
+	 * released to wait for its start instant start_at (an armed run tells its launcher, then
+	 * waits for the start). false: the run halts as halt says (the part does not start).
 	 */
-	void (*armed)(void *arg, double start_at);
-	void *armed_arg;
+	bool (*armed)(void *arg, double start_at, struct run_halt *halt);
+	/*
+	 * NULL, or called by the main thread at the run's safe points, never inside a worker's
+	 * loop: before each test's replica and each part (start_at 0), and about once a second
+	 * while a part waits for its start or runs (start_at its start instant). false: the run
+	 * halts as halt says: the part stops at once (or does not start), no later part starts.
+	 */
+	bool (*watch)(void *arg, double start_at, struct run_halt *halt);
+	void *hook_arg;
 };
 
 /*

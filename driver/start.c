@@ -62,6 +62,18 @@ enum outcome start_decide(struct start_sched *s, double now, struct part_result 
 	return OUTCOME_OK;
 }
 
+double start_planned(const struct start_sched *s)
+{
+	const struct plan_run *r = s->r;
+	size_t k = s->part_index;
+
+	if (k == 0)
+		return s->first_start;
+	if (r->schedule && k < r->nschedule)
+		return r->schedule[k];
+	return r->has_interval ? s->first_start + (double)k * r->interval : 0.0;
+}
+
 void start_skip(struct start_sched *s)
 {
 	s->part_index++;

@@ -39,6 +39,13 @@ double start_first(struct start_sched *s, double now);
  */
 enum outcome start_decide(struct start_sched *s, double now, struct part_result *pr, double *first);
 
+/*
+ * The planned start instant of the next part, before any is decided: the first start, the
+ * schedule's or the interval grid's instant; 0 when it would be decided once its threads are
+ * ready (no grid).
+ */
+double start_planned(const struct start_sched *s);
+
 /* The next part does not start (the run is stopping): it still counts for the interval. */
 void start_skip(struct start_sched *s);
 

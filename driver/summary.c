@@ -268,6 +268,8 @@ const char *summary_status_name(enum outcome out)
 {
 	if (out == OUTCOME_OK)
 		return "ok";
+	if (out == OUTCOME_ORPHANED)
+		return "orphaned";
 	return out >= OUTCOME_INTERRUPTED_INT ? "interrupted" : "failed";
 }
 

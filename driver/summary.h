@@ -35,8 +35,8 @@ bool summary_timed_passes(const struct part_result *pr);
 bool summary_counts_pages(const struct part_result *pr);
 /* What one of a part's operations is, for the units of ops/s: "pass", "chunk", "file". */
 const char *summary_op_name(const struct part_result *pr);
-/* The run's status word of the summary, the same in text and JSON: ok, failed or interrupted
- * (the exit status tells the failures apart). */
+/* The run's status word of the summary, the same in text and JSON: ok, failed, orphaned or
+ * interrupted (the exit status tells the failures apart). */
 const char *summary_status_name(enum outcome out);
 /* n per second over seconds (0 when seconds is not positive). */
 double summary_rate(uint64_t n, double seconds);

@@ -35,6 +35,8 @@ const char *names_kind_name(enum names_kind kind)
 	    [NAMES_STATE_LOG] = "state log",
 	    [NAMES_STATE_SUM] = "state summary",
 	    [NAMES_OUT_TEMP] = "summary temporary",
+	    [NAMES_LEASE_FILE] = "lease",
+	    [NAMES_LEASE_TEMP] = "lease temporary",
 	};
 
 	return (unsigned)kind < NAMES_COUNT ? names[kind] : "?";
@@ -133,6 +135,11 @@ int names_out_temp(char *buf, size_t len, const char *path, long pid, const char
 int names_state_temp(char *buf, size_t len, long pid)
 {
 	return names_fit(snprintf(buf, len, NAMES_STATE ".tmp.%ld", pid), len);
+}
+
+int names_lease_temp(char *buf, size_t len, long pid)
+{
+	return names_fit(snprintf(buf, len, NAMES_LEASE ".tmp.%ld", pid), len);
 }
 
 /*
@@ -383,7 +390,8 @@ enum names_kind names_parse(const char *name, struct names_fields *f)
 		enum names_kind kind;
 	} fixed[] = {{NAMES_STATE, NAMES_STATE_FILE},
 		     {NAMES_LOG, NAMES_STATE_LOG},
-		     {NAMES_SUMMARY, NAMES_STATE_SUM}};
+		     {NAMES_SUMMARY, NAMES_STATE_SUM},
+		     {NAMES_LEASE, NAMES_LEASE_FILE}};
 
 	struct names_fields seen;
 
@@ -404,6 +412,10 @@ enum names_kind names_parse(const char *name, struct names_fields *f)
 	if (f->kind == NAMES_NONE && names_front_lit(&p, NAMES_STATE ".tmp.") &&
 	    names_back_digits(&p, 1, 10, &f->pid) && p.at == p.end)
 		f->kind = NAMES_STATE_TEMP;
+	p = (struct names_span){name, 0, strlen(name)};
+	if (f->kind == NAMES_NONE && names_front_lit(&p, NAMES_LEASE ".tmp.") &&
+	    names_back_digits(&p, 1, 10, &f->pid) && p.at == p.end)
+		f->kind = NAMES_LEASE_TEMP;
 	p = (struct names_span){name, 0, strlen(name)};
 	if (f->kind == NAMES_NONE && names_back_token(&p, ".", f) &&
 	    names_back_digits(&p, 1, 10, &f->pid) && names_back_lit(&p, ".tmp.") && p.end > 0)

@@ -45,6 +45,7 @@
 #define NAMES_STATE   "state"
 #define NAMES_LOG     "log"
 #define NAMES_SUMMARY "summary.json"
+#define NAMES_LEASE   "lease"
 /* The sequence number of a kind's file has at least this many digits, so names sort. */
 #define NAMES_SEQ_DIGITS 6
 /* Room for the longest sequence number (20 digits) and the terminator. */
@@ -64,6 +65,8 @@ enum names_kind {
 	NAMES_STATE_LOG,   /* "log" */
 	NAMES_STATE_SUM,   /* "summary.json" */
 	NAMES_OUT_TEMP,	   /* "<out>.tmp.<pid>.<token>" */
+	NAMES_LEASE_FILE,  /* "lease" */
+	NAMES_LEASE_TEMP,  /* "lease.tmp.<pid>" */
 	NAMES_COUNT
 };
 
@@ -132,8 +135,10 @@ int names_write_probe(char *buf, size_t len, long pid, const char *token);
 /* The temporary of a file written whole then renamed: "<path>.tmp.<pid>.<token>" (--out). */
 int names_out_temp(char *buf, size_t len, const char *path, long pid, const char *token);
 
-/* The temporary of an armed run's state file: "state.tmp.<pid>". */
+/* The temporary of an armed run's state file: "state.tmp.<pid>"; of its lease: "lease.tmp.<pid>".
+ */
 int names_state_temp(char *buf, size_t len, long pid);
+int names_lease_temp(char *buf, size_t len, long pid);
 
 /* The summaries of a results directory (above). */
 enum names_result_kind {

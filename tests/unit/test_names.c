@@ -68,6 +68,10 @@ static const struct parse_case parse_cases[] = {
     {"log", NAMES_STATE_LOG, "", true, false, 0, "", 0, NULL, 0, 0, 0},
     {"summary.json", NAMES_STATE_SUM, "", true, false, 0, "", 0, NULL, 0, 0, 0},
     {"state.tmp.77", NAMES_STATE_TEMP, "", true, false, 0, "", 77, NULL, 0, 0, 0},
+    {"lease", NAMES_LEASE_FILE, "", true, false, 0, "", 0, NULL, 0, 0, 0},
+    {"lease.tmp.78", NAMES_LEASE_TEMP, "", true, false, 0, "", 78, NULL, 0, 0, 0},
+    {"lease.tmp.x", NAMES_NONE, "", false, false, 0, "", 0, NULL, 0, 0, 0},
+    {"lease.tmp.", NAMES_NONE, "", false, false, 0, "", 0, NULL, 0, 0, 0},
     {"/res/n1.json.tmp.77." TOK, NAMES_OUT_TEMP, "", true, false, 0, "", 77, TOK, 0, 0, 0},
     /* look-alikes: none, but the head and ".tmp." are said */
     {"stagebench.check.probe.9." TOK "x", NAMES_NONE, "check", false, false, 0, "", 0, NULL, 0,
@@ -208,6 +212,9 @@ static void test_build(void)
 	CHECK(names_state_temp(buf, sizeof(buf), 77) == 0);
 	CHECK_STR(buf, "state.tmp.77");
 	CHECK(names_parse(buf, &f) == NAMES_STATE_TEMP && f.pid == 77);
+	CHECK(names_lease_temp(buf, sizeof(buf), 78) == 0);
+	CHECK_STR(buf, "lease.tmp.78");
+	CHECK(names_parse(buf, &f) == NAMES_LEASE_TEMP && f.pid == 78);
 }
 
 /* A name that does not fit is refused, never cut silently. */
@@ -227,6 +234,7 @@ static void test_too_long(void)
 	CHECK(names_write_probe(small, sizeof(small), 9, TOK) == -ENAMETOOLONG);
 	CHECK(names_out_temp(small, sizeof(small), "/a/b", 9, TOK) == -ENAMETOOLONG);
 	CHECK(names_state_temp(small, 8, 1234) == -ENAMETOOLONG);
+	CHECK(names_lease_temp(small, 8, 1234) == -ENAMETOOLONG);
 }
 
 /* Near misses of the temporaries and files, each part of the grammar in turn. */

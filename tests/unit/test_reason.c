@@ -28,6 +28,7 @@ static const struct {
     {REASON_USAGE, "usage"},
     {REASON_SETUP_FAILED, "setup_failed"},
     {REASON_BUSY, "busy"},
+    {REASON_LEASE_EXPIRED, "lease_expired"},
     {REASON_OTHER, "other"},
 };
 
