@@ -119,7 +119,10 @@ def _launch_options(g):
     g.add_argument("--prepare-timeout", default="14400", metavar="SECONDS",
                    help="time limit of a prepare round (default: 14400)")
     g.add_argument("--info-timeout", default="120", metavar="SECONDS",
-                   help="time limit of the info round (default: 120)")
+                   help="a node's time limit in the info and clock rounds (default: 120)")
+    g.add_argument("--poll-timeout", default="60", metavar="SECONDS",
+                   help="a node's time limit in the short rounds of an armed part: status, "
+                        "stop, the copy back (default: 60)")
     g.add_argument("--interval", metavar="SECONDS",
                    help="arm each test's parts in one round (clush and pdsh over ssh), part "
                         "k starting at T + k x SECONDS (default: each part armed on its own, "

@@ -222,12 +222,12 @@ class _Handler(object):
         reply = self.talk.on_line(node, msg.decode("utf-8", "replace"), recv_ns)
         if reply is None:
             return
-        for client in worker._engine_clients():
-            if client.key == node:
-                if reply is self.talk.EOF:
-                    client._set_write_eof(worker.SNAME_STDIN)
-                else:
-                    client._write(worker.SNAME_STDIN, reply)
+        client = clients_of(worker).get(node)
+        if client is not None:
+            if reply is self.talk.EOF:
+                client._set_write_eof(worker.SNAME_STDIN)
+            else:
+                client._write(worker.SNAME_STDIN, reply)
 
     def ev_read(self, worker, node, sname, msg):
         if self.talk is not None and sname == "stdout":
@@ -272,12 +272,23 @@ class _StdinPort(object):
     def ev_msg(self, port, msg):
         node, data = msg
         worker = self.round.worker
-        for client in worker._engine_clients():
-            if client.key == node or node is None:
-                if data is None:
-                    client._set_write_eof(worker.SNAME_STDIN)
-                else:
-                    client._write(worker.SNAME_STDIN, data)
+        by = clients_of(worker)
+        for client in by.values() if node is None else [by[node]] if node in by else []:
+            if data is None:
+                client._set_write_eof(worker.SNAME_STDIN)
+            else:
+                client._write(worker.SNAME_STDIN, data)
+
+
+def clients_of(worker):
+    """{node: its ClusterShell client} of a worker, made once (a worker creates every node's
+    client when it is made, whatever the fan-out): a node's client found in one step, not by
+    going through all of them for each line."""
+    by = getattr(worker, "_stagebench_clients", None)
+    if by is None:
+        by = dict((c.key, c) for c in worker._engine_clients())
+        worker._stagebench_clients = by
+    return by
 
 
 class TaskRound:
@@ -301,6 +312,7 @@ class TaskRound:
         self._ready = threading.Event()
         self._logs = (open_new(logbase + ".out"), open_new(logbase + ".err"))
         self._talk = talk
+        self.exec_mode = engine.exec_mode
         self._thread = threading.Thread(target=self._body, args=(
             engine, nodes, command, engine.node_limit(timeout), stdin or talk is not None))
         self._thread.daemon = True
@@ -397,6 +409,21 @@ class TaskRound:
             task.abort()
         except Exception:  # the task ended meanwhile, or cannot be aborted: it is left
             pass
+
+    def cleanup(self):
+        """After the round, in exec mode: what each node's command left in its session (the
+        node process ran `setsid`: its pid names its session and group) killed; ClusterShell
+        kills only the command itself when it stops a node."""
+        if not self.exec_mode or self.worker is None or self._thread.is_alive():
+            return
+        sids = set(c.popen.pid for c in clients_of(self.worker).values()
+                   if getattr(c, "popen", None) is not None)
+        left = procs.in_sessions(sids)
+        deadline = time.monotonic() + 2.0
+        while left and time.monotonic() < deadline:
+            procs.signal_pids(left, signal.SIGKILL)
+            time.sleep(0.02)
+            left = procs.in_sessions(sids)
 
     def signal(self, sig):
         procs.signal_pids(procs.descendants(), sig)

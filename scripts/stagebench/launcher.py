@@ -23,7 +23,7 @@ from . import reporttext
 from .launchplan import DryRun, Plan
 from .manifest import Manifest
 from .nodes import nodeset_fold
-from .rounds import START_MISSED, Rounds, err_line, parse_infos
+from .rounds import START_MISSED, Rounds, err_line, live_round_s, parse_infos
 from .summaries import error_reasons
 
 CLOCK_LINES = 10  # nodes named one a line for a clock out of tolerance; the rest folded
@@ -110,10 +110,14 @@ class Launcher:
         self.core_warnings()
         self.group_servers()
         usable = rounds.live(plan.nodes)
-        common.say("info round: %d of %d node%s answered in %.2f s; %d server%s; lead %.1f s" % (
+        common.say("info round: %d of %d node%s answered in %.2f s%s; %d server%s; lead %.1f s" % (
             len(self.infos), len(plan.nodes), "" if len(plan.nodes) == 1 else "s",
-            self.launch_s, len(self.server_nodes), "" if len(self.server_nodes) == 1 else "s",
-            plan.lead.s))
+            self.launch_s, " (the round %.2f s)" % self.info_round_s
+            if self.info_round_s > self.launch_s + 0.5 else "", len(self.server_nodes),
+            "" if len(self.server_nodes) == 1 else "s", plan.lead.s))
+        if self.infos and len(self.infos) < len(plan.nodes):
+            rounds.say_errors({n: o for n, o in self.info_res.items() if n not in self.infos},
+                              "the info round's %g s" % plan.info_timeout)
         self.manifest.save()
         if usable and self.infos and not self.clock_check(*self.clock_phase("start"),
                                                            which="start"):
@@ -153,9 +157,10 @@ class Launcher:
         files.write_json_atomic(os.path.join(plan.rundir, common.INFO),
                                 {rounds.name_of(n): i for n, i in infos.items()})
         self.infos = infos
-        self.launch_s = dt
-        plan.lead.from_info(dt)
-        self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt)
+        self.info_round_s = dt
+        self.launch_s = live_round_s(res, infos, t0, dt, plan.engine)
+        plan.lead.from_info(self.launch_s)
+        self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt, self.launch_s)
         return rnd
 
     def check_names(self):
@@ -526,7 +531,8 @@ class Launcher:
         if self.plan.engine.remote:
             live = self.rounds.live(self.plan.nodes)
             if live:
-                self.rounds.run("scratch-rm", live, self.plan.scratch_rm_args(), timeout=60,
+                self.rounds.run("scratch-rm", live, self.plan.scratch_rm_args(),
+                                timeout=self.plan.poll_timeout,
                                 honour_stop=False)
 
     def finish(self, code):

@@ -128,6 +128,7 @@ class Plan:
         self.prepare_timeout = common.parse_seconds(a.prepare_timeout, "--prepare-timeout", 1,
                                                     7 * 86400)
         self.info_timeout = common.parse_seconds(a.info_timeout, "--info-timeout", 1, 86400)
+        self.poll_timeout = common.parse_seconds(a.poll_timeout, "--poll-timeout", 1, 86400)
         self.lead = Lead(common.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600))
         self.max_offset = common.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
         self.connect_timeout = None
@@ -539,10 +540,11 @@ class DryRun:
             self.show("    arm %s (returns once the node waits for the start)" % part, nodes,
                       plan.arm_args(part, group, rep, t), max(plan.lead.s, 10.0))
             self.show("    then, from the start until every node is done: status", nodes,
-                      plan.at_state_args(sdir, "status", "--format", "json"), 60)
+                      plan.at_state_args(sdir, "status", "--format", "json"),
+                      plan.poll_timeout)
         else:
             self.show("    run %s" % part, nodes, plan.run_args(part, rep, t),
                       plan.lead.s + plan.timeout)
         if plan.gather == "rcopy":
             self.show("    then, copied back (each node prints its own summary)", nodes,
-                      plan.send_args("%s.rep%d.json" % (part, rep)), 120)
+                      plan.send_args("%s.rep%d.json" % (part, rep)), plan.poll_timeout)

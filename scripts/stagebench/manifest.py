@@ -94,11 +94,13 @@ class Manifest:
         """A round's record (kind, what, nodes, duration, failed...), kept in its order."""
         self.doc["rounds"].append(rnd)
 
-    def info_round(self, names, info_s):
-        """After the info round: the nodes by the names they report, what the round took."""
+    def info_round(self, names, round_s, live_s):
+        """After the info round: the nodes by the names they report, what the round took
+        (round_s) and what it took for the nodes that answered it (live_s: the lead's base)."""
         self.doc["nodes"] = list(names)
-        self.doc["info_s"] = round(info_s, 3)
-        self.doc["launch"]["info_s"] = round(info_s, 3)
+        self.doc["info_s"] = round(round_s, 3)
+        self.doc["launch"]["info_s"] = round(round_s, 3)
+        self.doc["launch"]["info_live_s"] = round(live_s, 3)
 
     def arm_round(self, arm_s):
         """What an arm round took."""

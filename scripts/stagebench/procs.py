@@ -84,6 +84,26 @@ def signal_pids(pids, sig):
             pass
 
 
+def in_sessions(sids):
+    """The live processes (zombies left out) whose session is one of sids: what the node
+    commands that a round started with setsid (each its own session) left running, wherever
+    they were reparented."""
+    out = []
+    if not sids:
+        return out
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if fields[0] != b"Z" and int(fields[3]) in sids:
+                out.append(int(e))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
 def signal_group(pgid, sig):
     """sig to the process group pgid (a command started in a session of its own: it and what
     it started); True when there was one."""

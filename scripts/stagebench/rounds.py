@@ -20,8 +20,10 @@ from .engines import FileSink, Outcome
 from .nodes import nodeset_fold
 
 MESSAGE_LINES = 10  # distinct error lines said of a round; the rest counted
-FINAL = ("done", "failed", "interrupted", "lost")
+FINAL = ("done", "failed", "interrupted", "lost", "orphaned", "killed")
 START_MISSED = "start_missed"  # the binary's reason of a start it could not meet
+UNANSWERED = "unanswered"  # an armed node whose status rounds got no state from it
+DEAD = ("timeout", "unreachable", UNANSWERED)  # statuses that leave a node out of later rounds
 
 
 def err_line(lines):
@@ -30,6 +32,30 @@ def err_line(lines):
         if "error:" in ln:
             return ln.strip()
     return lines[-1].strip() if lines else ""
+
+
+_SSH_REASONS = (
+    (re.compile(r"timed out during banner exchange|Connection to \S+ port \d+ timed out|"
+                r"Connection timed out|Operation timed out", re.I), "connect timeout"),
+    (re.compile(r"Connection refused", re.I), "connection refused"),
+    (re.compile(r"Could not resolve hostname|Name or service not known|"
+                r"Temporary failure in name resolution", re.I), "name not known"),
+    (re.compile(r"No route to host|Network is unreachable", re.I), "no route to host"),
+    (re.compile(r"Host key verification failed|REMOTE HOST IDENTIFICATION", re.I),
+     "host key verification failed"),
+    (re.compile(r"Permission denied", re.I), "permission denied"),
+    (re.compile(r"Connection (closed|reset) by|kex_exchange_identification", re.I),
+     "connection closed by the node"),
+)
+
+
+def unreachable_reason(lines):
+    """Why a node's connection failed, in a few words that are the same for every node it
+    happened to (so they fold): ssh's message classified, else its last line."""
+    for rx, reason in _SSH_REASONS:
+        if any(rx.search(ln) for ln in lines):
+            return reason
+    return err_line(lines) or "exit 255"
 
 
 def parse_infos(res):
@@ -82,10 +108,12 @@ def classify(o, limit, remote=True, stopping=False):
         return "timeout", "no end within %s (hung or too slow): stopped" % limit
     if getattr(o, "aborted", False):
         return "not_reached", "the round ended before this node answered"
+    if o.reason == UNANSWERED:
+        return UNANSWERED, "its state could not be read: %s" % (e or "no answer")
     if o.rc is None or o.rc == 0:
         return "ok", None
     if o.rc == 255 and remote:
-        return "unreachable", "cannot reach the node: %s" % (e or "exit 255")
+        return "unreachable", "cannot reach the node: %s" % unreachable_reason(o.err)
     if o.rc in (130, 143) or (stopping and o.rc > 128):
         return "interrupted", "interrupted (exit %d)%s" % (o.rc, ": " + e if e else "")
     return "failed", "exit %d: %s" % (o.rc, e or "no message")
@@ -97,7 +125,7 @@ def outcome_of(st):
     if st is None:
         o.timeout = True
     elif st.get("status") == "unanswered":
-        o.rc = st.get("rc") if st.get("rc") not in (None, 0) else 255
+        o.reason = UNANSWERED
         o.err = [st.get("why") or "its status could not be read"]
     elif st.get("status") == "lost":
         o.rc = 1
@@ -108,6 +136,19 @@ def outcome_of(st):
         o.rc = code if isinstance(code, int) else 1
         o.reason = state_reason(st)
     return o
+
+
+def live_round_s(res, answered, t0, dt, engine):
+    """What a round took for the nodes that answered it (answered: theirs), as the next rounds,
+    which leave the others out, will take: the time to the last of their answers, at most their
+    waves times the longest of their own commands. A dead node's connect timeout is not in it.
+    dt (the whole round) where the engine does not time each node."""
+    ends = [res[n].ended for n in answered if res[n].ended is not None]
+    spans = [res[n].ended - res[n].started for n in answered
+             if res[n].ended is not None and res[n].started is not None]
+    if not ends or not spans:
+        return dt
+    return max(0.0, min(dt, max(ends) - t0, engine.waves(len(answered)) * max(spans)))
 
 
 class Rounds:
@@ -257,7 +298,7 @@ class Rounds:
                 if e is None:
                     continue
                 error = e
-            elif o.err and not o.timeout:
+            elif o.err and not o.timeout and status != "unreachable":
                 error = err_line(o.err)
             by.setdefault(common.safe_text(error).replace("\n", " "), []).append(
                 self.name_of(node))
@@ -280,6 +321,14 @@ class Rounds:
         for node, o in res.items():
             status, error = self.classify(o, limit)
             ident = self.name_of(node)
+            if status != "ok" and summaries is not None and ident in summaries:
+                # its summary arrived and speaks for its part; what went wrong on the way is
+                # said, and the node is left out of later rounds as any lost node is
+                self.manifest.warn("%s (%s): %s: %s; its summary arrived and counts" % (
+                    ident, rnd["what"], status, error))
+                if status in DEAD and node not in self.dead:
+                    self.dead[node] = "%s in %s" % (status, rnd["what"])
+                continue
             if status == "ok":
                 if summaries is not None and ident not in summaries and not self.stop_signal:
                     failed[ident] = {"status": "failed", "rc": 0, "error": (
@@ -290,9 +339,11 @@ class Rounds:
                                      "error": "interrupted before it wrote a summary"}
                 continue
             failed[ident] = {"status": status, "rc": o.rc, "error": error}
+            if status == "unreachable" and o.err:
+                failed[ident]["detail"] = common.safe_text(err_line(o.err))
             if o.reason is not None:
                 failed[ident]["reason"] = o.reason
-            if status in ("timeout", "unreachable") and node not in self.dead:
+            if status in DEAD and node not in self.dead:
                 self.dead[node] = "%s in %s" % (status, rnd["what"])
         rnd.setdefault("failed", {}).update(failed)
         return failed
@@ -316,7 +367,7 @@ class Rounds:
         out, pending = {}, []
         for n in nodes:
             o = res[n]
-            if o.rc in (0, None) and not o.timeout:  # pdsh says nothing of an exit 0
+            if o.rc in (0, None) and not o.timeout and not o.aborted:  # pdsh: no news of 0
                 pending.append(n)
             else:
                 out[n] = o
@@ -330,8 +381,8 @@ class Rounds:
             out[n] = outcome_of(status_of.get(n))
         bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
         if bad:  # their error lines, from the armed process's log
-            tails, _dt = self.run("log-" + tag, bad, self.plan.at_state_args(sdir), 60,
-                                  honour_stop=False)
+            tails, _dt = self.run("log-" + tag, bad, self.plan.at_state_args(sdir),
+                                  self.plan.poll_timeout, honour_stop=False)
             for n in bad:
                 lines = [ln for ln in tails[n].out if ln.strip()]
                 if lines:
@@ -348,29 +399,37 @@ class Rounds:
         while True:
             sname = plan.state_name(name, rep) + ("" if attempt == 1 else "-%d" % attempt)
             sdir = plan.state_dir(sname)
+            t0 = time.time()
             res, arm_dt = self.run("arm-" + tag, nodes,
                                    plan.arm_args(name, parts, rep, start_at, sname,
                                                  force=attempt > 1),
                                    max(plan.lead.s, 10.0), honour_stop=False)
+            live_s = live_round_s(res, [n for n in nodes if res[n].rc in (0, None) and not
+                                        res[n].timeout and not res[n].aborted],
+                                  t0, arm_dt, plan.engine)
             for r in rnds:
                 r["arm_s"] = round(arm_dt, 3)
+                r["arm_live_s"] = round(live_s, 3)
             self.manifest.arm_round(arm_dt)
             late = time.time() > start_at
-            if plan.lead.cover(arm_dt, late):
-                common.say("%sarm round of %s took %.2f s: lead now %.1f s" % (
-                    "warning: " if late else "", tag, arm_dt, plan.lead.s))
+            if plan.lead.cover(live_s, late):
+                common.say("%sarm round of %s took %.2f s%s: lead now %.1f s" % (
+                    "warning: " if late else "", tag, live_s, " (the round %.2f s)" % arm_dt
+                    if arm_dt > live_s + 0.5 else "", plan.lead.s))
             if attempt > 1 or not late or self.stop_signal:
                 break
             missed = self.missed_start(tag, nodes, res, sdir)
             if not missed:
                 break
-            armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout]
+            armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout and
+                     not res[n].aborted]
             common.say("warning: %s: the arm round ended after the start (%d node%s missed "
                        "it): arming every node again, %.1f s ahead" % (
                            tag, len(missed), "" if len(missed) == 1 else "s", plan.lead.s))
             if armed:
                 self.run("stop-" + tag, armed, plan.at_state_args(
-                    sdir, "stop", "--signal", "TERM", "--wait", "30"), 60, honour_stop=False)
+                    sdir, "stop", "--signal", "TERM", "--wait", "30"), plan.poll_timeout + 30,
+                    honour_stop=False)
             start_at = time.time() + plan.lead.s
             for k, r in enumerate(rnds):
                 r["start_at"] = round(start_at + k * interval, 6)
@@ -387,7 +446,7 @@ class Rounds:
         if not failed:
             return []
         states, _dt = self.run("missed-" + tag, failed, self.plan.at_state_args(
-            sdir, "status", "--format", "json"), 60, honour_stop=False)
+            sdir, "status", "--format", "json"), self.plan.poll_timeout, honour_stop=False)
         return [n for n in failed if state_reason(parse_state(states[n])) == START_MISSED]
 
     def collect_status(self, tag, pending, sdir, start_at, last_start):
@@ -432,14 +491,14 @@ class Rounds:
         files.check_dir(incoming, private=True)
         sink = FileSink(incoming, "." + suffix)
         res, _dt = self.run("gather-%s-rep%d" % (part, rep), nodes,
-                            plan.send_args(suffix), GATHER_TIMEOUT_S, honour_stop=False,
+                            plan.send_args(suffix), plan.poll_timeout, honour_stop=False,
                             sink=sink)
         paths = sink.close()
         why = {}
         for n in nodes:
             ident = self.name_of(n)
             path = paths.get(n)
-            status, error = self.classify(res[n], "%g s" % GATHER_TIMEOUT_S)
+            status, error = self.classify(res[n], "--poll-timeout %g s" % plan.poll_timeout)
             if n in sink.errors or path is None or status != "ok":
                 why[ident] = sink.errors.get(n) or err_line(res[n].err) or error or \
                     "it sent nothing"
@@ -459,7 +518,6 @@ class Rounds:
         return why
 
 
-GATHER_TIMEOUT_S = 120.0  # a node's time to print its summary (a gather round)
 _NODE_FIELD = re.compile(rb'"node"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
@@ -507,32 +565,43 @@ class StatusPoll:
         self.stop_sent = sig
         self.stop_at = time.time()
         rounds.run("stop-" + self.tag, self.pending, rounds.plan.at_state_args(
-            self.sdir, "stop", "--signal", sig, "--wait", "30"), 60, honour_stop=False)
+            self.sdir, "stop", "--signal", sig, "--wait", "30"),
+            rounds.plan.poll_timeout + 30, honour_stop=False)
         return True
 
     def once(self):
         """One status round on the pending nodes: the final ones taken out, a node whose state
         could not be read three times (twice once stopped) given up. Returns (the nodes
-        polled, the round's duration)."""
+        polled, what the round took for the nodes that answered: the pace of the next, which
+        a node stopped by its own limit does not slow)."""
         self.polls += 1
         polled = list(self.pending)
+        t0 = time.time()
         res, pdt = self.rounds.run("status-%s-%d" % (self.tag, self.polls), polled,
                                    self.rounds.plan.at_state_args(self.sdir, "status",
                                                                   "--format", "json"),
-                                   60, honour_stop=False)
+                                   self.rounds.plan.poll_timeout, honour_stop=False)
         for n in polled:
             st = parse_state(res[n])
             if st is not None and st.get("status") in FINAL:
                 self.got[n] = st
                 self.pending.remove(n)
-            elif st is None:
+            elif st is None and not res[n].aborted:  # asked, and no state came back
                 self.unanswered[n] = self.unanswered.get(n, 0) + 1
                 if self.unanswered[n] >= 3 or self.stop_sent is not None and \
                         self.unanswered[n] >= 2:
-                    self.got[n] = {"status": "unanswered", "why": err_line(res[n].err),
-                                   "rc": res[n].rc}
+                    o = res[n]
+                    last = "no answer within --poll-timeout %g s" % \
+                        self.rounds.plan.poll_timeout if o.timeout else \
+                        self.rounds.classify(o, "")[1] or err_line(o.err) or \
+                        "no state printed"
+                    self.got[n] = {"status": UNANSWERED, "why": "%d status rounds without "
+                                   "its state (the last: %s)" % (self.unanswered[n], last)}
                     self.pending.remove(n)
-        return polled, pdt
+        answered = [n for n in polled if parse_state(res[n]) is not None]
+        if not answered:  # every node it asked failed on its own: nothing to pace by
+            return polled, 0.0
+        return polled, live_round_s(res, answered, t0, pdt, self.rounds.plan.engine)
 
     def stopped_long_ago(self):
         """Stopped 90 s ago and nodes still pending: given up (no final status in time)."""
