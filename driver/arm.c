@@ -26,7 +26,8 @@
 bool arm_status_final(const char *status)
 {
 	return strcmp(status, "done") == 0 || strcmp(status, "failed") == 0 ||
-	       strcmp(status, "orphaned") == 0 || strcmp(status, "interrupted") == 0;
+	       strcmp(status, "orphaned") == 0 || strcmp(status, "interrupted") == 0 ||
+	       strcmp(status, "killed") == 0;
 }
 
 /* A path made absolute against the working directory, for readers that run elsewhere. */
@@ -140,7 +141,7 @@ int arm_open(struct arm *a, const char *dir, const char **out, char *why, size_t
 	return 0;
 }
 
-int arm_proc_start_time(long pid, unsigned long long *ticks)
+int arm_proc_stat(long pid, char *state, unsigned long long *ticks)
 {
 	char path[64], buf[1024];
 	FILE *f;
@@ -155,8 +156,10 @@ int arm_proc_start_time(long pid, unsigned long long *ticks)
 	buf[n] = '\0';
 	/* The command name (field 2) may hold spaces and parentheses: count from the last ')'. */
 	char *p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ' || !p[2])
 		return -EINVAL;
+	if (state)
+		*state = p[2];
 	p++;
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
@@ -166,23 +169,24 @@ int arm_proc_start_time(long pid, unsigned long long *ticks)
 	return sscanf(p, " %llu", ticks) == 1 ? 0 : -EINVAL;
 }
 
-/* Rewrite STATE_DIR/state: a new file beside it, renamed over it. A second signal waits. */
-static void arm_write_state(struct arm *a)
+int arm_proc_start_time(long pid, unsigned long long *ticks)
 {
-	const struct arm_state *s = &a->st;
+	return arm_proc_stat(pid, NULL, ticks);
+}
+
+int arm_state_write(int dirfd, const struct arm_state *s)
+{
 	char tmp[64];
 	FILE *f;
 	int fd, rc = 0;
 
-	a->st.updated_at = clock_wall();
-	stop_hold(true);
 	names_state_temp(tmp, sizeof(tmp), (long)getpid());
-	fd = openat(a->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		rc = -errno;
 		if (fd >= 0)
 			close(fd);
-		goto out;
+		return rc;
 	}
 	fprintf(f,
 		"schema stagebench.state/1\npid %ld\nstart_time %llu\nstatus %s\nnode %s\n"
@@ -192,22 +196,34 @@ static void arm_write_state(struct arm *a)
 		s->parts, s->exit_code, s->updated_at, s->summary, s->log);
 	if (s->error[0])
 		fprintf(f, "error %s\nreason %s\n", s->error, s->reason);
-	if (s->lease_s > 0) {
+	if (s->lease_s > 0)
 		fprintf(f, "lease_s %.6f\n", s->lease_s);
-		if (a->lease_on)
-			fprintf(
-			    f,
-			    "lease_remaining_s %.6f\nlease_renewed_at %.6f\nlease_renewals %llu\n",
-			    lease_remaining_s(&a->lease, lease_now_ns()), a->lease.renewed_at,
-			    (unsigned long long)a->lease.renewals);
-	}
+	if (s->lease_s > 0 && s->lease_remaining_s >= 0)
+		fprintf(f, "lease_remaining_s %.6f\nlease_renewed_at %.6f\nlease_renewals %llu\n",
+			s->lease_remaining_s, s->lease_renewed_at, s->lease_renewals);
 	if (fclose(f) != 0)
 		rc = -errno;
-	if (!rc && renameat(a->dirfd, tmp, a->dirfd, ARM_STATE) != 0)
+	if (!rc && renameat(dirfd, tmp, dirfd, ARM_STATE) != 0)
 		rc = -errno;
 	if (rc)
-		unlinkat(a->dirfd, tmp, 0);
-out:
+		unlinkat(dirfd, tmp, 0);
+	return rc;
+}
+
+/* Rewrite STATE_DIR/state: a new file beside it, renamed over it. A second signal waits. */
+static void arm_write_state(struct arm *a)
+{
+	int rc;
+
+	a->st.updated_at = clock_wall();
+	a->st.lease_remaining_s = -1.0;
+	if (a->lease_on) {
+		a->st.lease_remaining_s = lease_remaining_s(&a->lease, lease_now_ns());
+		a->st.lease_renewed_at = a->lease.renewed_at;
+		a->st.lease_renewals = (unsigned long long)a->lease.renewals;
+	}
+	stop_hold(true);
+	rc = arm_state_write(a->dirfd, &a->st);
 	if (rc)
 		log_err("cannot write the state file in '%s': %s", a->dir, strerror(-rc));
 	stop_hold(false);

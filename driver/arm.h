@@ -31,7 +31,8 @@
 struct arm_state {
 	long pid;
 	unsigned long long start_time; /* clock ticks after boot, /proc/PID/stat field 22 */
-	char status[16]; /* starting armed running, then done failed orphaned interrupted */
+	/* starting armed running, then done failed orphaned interrupted, or killed (by stop) */
+	char status[16];
 	char node[72];
 	char run_tag[32];
 	double start_at; /* the first part's start instant, 0 before it is known */
@@ -120,13 +121,23 @@ void arm_end(struct arm *a, enum outcome out, const char *first_error, enum reas
 /* Field 22 of /proc/PID/stat: the start time, in clock ticks after boot. 0 or -errno. */
 int arm_proc_start_time(long pid, unsigned long long *ticks);
 
+/* The same, and field 3, its state (R, S, D, T, t, Z, X, I), into *state when not NULL. */
+int arm_proc_stat(long pid, char *state, unsigned long long *ticks);
+
+/*
+ * Write st as dirfd's state file: a temporary "state.tmp.<pid>" created O_CREAT|O_EXCL|
+ * O_NOFOLLOW, renamed over it. 0 or -errno. (The armed run writes its own; `stop --kill`
+ * writes the state of the run it killed.)
+ */
+int arm_state_write(int dirfd, const struct arm_state *st);
+
 /*
  * Open STATE_DIR (creating it, mode 0700, when create) without following a link at its last
  * component, and check it: owned by this user, no access for others. 0 or -errno, why said.
  */
 int arm_open_dir(const char *dir, bool create, int *dirfd, char *why, size_t whylen);
 
-/* Whether a status is final (done, failed, orphaned, interrupted). */
+/* Whether a status is final (done, failed, orphaned, interrupted, killed). */
 bool arm_status_final(const char *status);
 
 #endif

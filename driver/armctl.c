@@ -16,6 +16,7 @@
 #include "driver/arm.h"
 #include "driver/armctl.h"
 #include "driver/clockcmd.h"
+#include "driver/reason.h"
 #include "driver/views.h"
 #include "platform/clock.h"
 #include "util/json.h"
@@ -24,6 +25,8 @@
 #define ARMCTL_POLL_S 0.05
 /* How long --renew waits for the state directory's lease lock (the run holds it briefly). */
 #define ARMCTL_LEASE_LOCK_S 2.0
+/* How long stop --kill waits for a killed process to be gone (not in D state). */
+#define ARMCTL_KILL_WAIT_S 5.0
 
 /* One "key value" line into st; unknown keys are ignored (a later version may add some). */
 static void armctl_field(struct arm_state *st, const char *key, const char *v)
@@ -176,10 +179,60 @@ static const char *armctl_shown(const struct arm_state *st, bool alive)
 	return arm_status_final(st->status) || alive ? st->status : "lost";
 }
 
+/* A /proc state letter in words. */
+static const char *armctl_state_word(char s)
+{
+	switch (s) {
+	case 'R':
+		return "running";
+	case 'S':
+		return "sleeping";
+	case 'D':
+		return "uninterruptible sleep";
+	case 'T':
+		return "stopped";
+	case 't':
+		return "stopped by a tracer";
+	case 'Z':
+		return "zombie";
+	case 'X':
+		return "dead";
+	case 'I':
+		return "idle";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * The run's process as /proc says: "gone" (no such pid, or another process has it now),
+ * "zombie" (ended, not yet reaped), "stopped" (SIGSTOP, a suspended job: T or t), else
+ * "running" (R, S, D, I); its state letter into *code (0 when gone).
+ */
+static const char *armctl_process(const struct arm_state *st, char *code)
+{
+	unsigned long long ticks;
+	char s = 0, why[256];
+
+	*code = 0;
+	if (arm_proc_stat(st->pid, &s, &ticks) != 0 || ticks != st->start_time)
+		return "gone";
+	*code = s;
+	if (s == 'Z' || s == 'X')
+		return "zombie";
+	if (!armctl_is_ours(st, why, sizeof(why))) {
+		*code = 0;
+		return "gone";
+	}
+	return s == 'T' || s == 't' ? "stopped" : "running";
+}
+
 /* What status shows beside the state file: whether its process lives, its lease, a renewal. */
 struct armctl_view {
 	bool alive;
 	char why[512]; /* not alive: why not */
+	char process[16];
+	char state; /* its /proc state letter, 0 gone */
 	/* The lease (has_lease: the run has one) as its file says now, else as the state said. */
 	bool has_lease;
 	double lease_s;
@@ -285,12 +338,13 @@ static void armctl_csv_maybe(FILE *f, const char *fmt, bool applies, double v, c
 /* --format csv: a header and one row of the JSON's fields; empty where one does not apply. */
 static void armctl_print_csv(const struct arm_state *st, const struct armctl_view *v, FILE *f)
 {
-	fprintf(f, "status,recorded_status,pid,alive,start_time,node,run_tag,start_at,interval,"
+	fprintf(f, "status,recorded_status,pid,alive,process,start_time,node,run_tag,start_at,"
+		   "interval,"
 		   "parts,exit_code,updated_at,summary,log,error,reason,lease_s,lease_remaining_s,"
 		   "lease_renewed_at,lease_renewals,renewed,renew_error\n");
 	views_csv_field(f, armctl_shown(st, v->alive), ',');
 	views_csv_field(f, st->status, ',');
-	fprintf(f, "%ld,%s,%llu,", st->pid, v->alive ? "true" : "false",
+	fprintf(f, "%ld,%s,%s,%llu,", st->pid, v->alive ? "true" : "false", v->process,
 		(unsigned long long)st->start_time);
 	views_csv_field(f, st->node, ',');
 	views_csv_field(f, st->run_tag, ',');
@@ -322,6 +376,7 @@ static void armctl_print_json(const struct arm_state *st, const struct armctl_vi
 	json_kv_string(&j, "recorded_status", st->status);
 	json_kv_int(&j, "pid", st->pid);
 	json_kv_bool(&j, "alive", v->alive);
+	json_kv_string(&j, "process", v->process);
 	json_kv_uint(&j, "start_time", st->start_time);
 	json_kv_string(&j, "node", st->node);
 	json_kv_string(&j, "run_tag", st->run_tag);
@@ -370,9 +425,10 @@ static void armctl_print(const struct arm_state *st, const struct armctl_view *v
 	}
 	fprintf(f, "status:   %s\n", armctl_shown(st, v->alive));
 	fprintf(f, "pid:      %ld (%s)\n", st->pid,
-		v->alive		       ? "running"
-		: arm_status_final(st->status) ? "ended"
-					       : v->why);
+		v->alive && v->state		    ? armctl_state_word(v->state)
+		: strcmp(v->process, "zombie") == 0 ? "ended, not yet reaped"
+		: arm_status_final(st->status)	    ? "ended"
+						    : v->why);
 	fprintf(f, "node:     %s, run %s, %lu parts\n", st->node, st->run_tag, st->parts);
 	if (st->start_at > 0)
 		fprintf(f, "start at: %.3f (%+.3f s from now)\n", st->start_at,
@@ -417,6 +473,7 @@ enum outcome armctl_status(const struct options *o)
 	memset(&v, 0, sizeof(v));
 	v.renewed = -1;
 	v.alive = armctl_is_ours(&st, v.why, sizeof(v.why));
+	snprintf(v.process, sizeof(v.process), "%s", armctl_process(&st, &v.state));
 	armctl_lease(dirfd, &st, &v);
 	if (o->renew)
 		armctl_renew(dirfd, &st, &v);
@@ -446,44 +503,203 @@ static bool armctl_wait(int dirfd, struct arm_state *st, double wait_s)
 	}
 }
 
+/* What stop did and how the run ended: its one JSON line, its text. */
+struct armctl_stopped {
+	const char *dir;
+	const struct arm_state *st; /* NULL: no state could be read */
+	const char *signal;	    /* "SIGINT", "SIGTERM" */
+	const char *sent[3];
+	size_t nsent;
+	char before[16];   /* the process before the signal */
+	double waited_s;   /* from the signal to the end of the wait */
+	const char *ended; /* already, summary, killed, lost, running, refused */
+	char killed_state; /* its /proc state when SIGKILL was sent, 0 none */
+	char process[16];  /* at the end */
+	char error[1024];  /* "" when it ended as asked */
+};
+
+static void armctl_stop_json(const struct armctl_stopped *r, FILE *f)
+{
+	const struct arm_state *st = r->st;
+	char state[2] = {r->killed_state, '\0'};
+	struct json j;
+
+	json_init(&j, f, false);
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", "stagebench.stop/1");
+	json_kv_string(&j, "dir", r->dir);
+	json_key(&j, "pid");
+	if (st)
+		json_int(&j, st->pid);
+	else
+		json_null(&j);
+	json_kv_string(&j, "signal", r->signal);
+	json_key(&j, "sent");
+	json_array_begin(&j);
+	for (size_t i = 0; i < r->nsent; i++)
+		json_string(&j, r->sent[i]);
+	json_array_end(&j);
+	json_kv_string(&j, "process_before", r->before[0] ? r->before : NULL);
+	json_kv_double(&j, "waited_s", r->waited_s);
+	json_kv_string(&j, "ended", r->ended);
+	json_kv_string(&j, "status", st ? st->status : NULL);
+	json_key(&j, "exit_code");
+	if (st && st->exit_code >= 0)
+		json_int(&j, st->exit_code);
+	else
+		json_null(&j);
+	json_kv_string(&j, "reason", st && st->reason[0] ? st->reason : NULL);
+	json_kv_string(&j, "summary", st ? st->summary : NULL);
+	json_kv_bool(&j, "summary_written",
+		     st && faccessat(AT_FDCWD, st->summary, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	json_kv_string(&j, "killed_state", r->killed_state ? state : NULL);
+	json_kv_bool(&j, "gone",
+		     strcmp(r->process, "gone") == 0 || strcmp(r->process, "zombie") == 0);
+	json_kv_string(&j, "process", r->process[0] ? r->process : NULL);
+	json_kv_string(&j, "error", r->error[0] ? r->error : NULL);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+/* The end of stop: its line or lines, and its outcome. */
+static enum outcome armctl_stop_said(const struct armctl_stopped *r, enum format format,
+				     enum outcome out)
+{
+	const struct arm_state *st = r->st;
+
+	if (r->error[0])
+		log_err("%s", r->error);
+	if (format == FORMAT_JSON)
+		armctl_stop_json(r, stdout);
+	else if (strcmp(r->ended, "already") == 0)
+		printf("stagebench: the run in '%s' already ended: %s, summary %s\n", r->dir,
+		       st->status, st->summary);
+	else if (strcmp(r->ended, "summary") == 0)
+		printf("stagebench: stopped pid %ld: %s (exit %d), summary %s\n", st->pid,
+		       st->status, st->exit_code, st->summary);
+	else if (strcmp(r->ended, "killed") == 0)
+		printf("stagebench: killed pid %ld: %s (exit %d), no summary; its process %s\n",
+		       st->pid, st->status, st->exit_code,
+		       strcmp(r->process, "gone") == 0 || strcmp(r->process, "zombie") == 0
+			   ? "is gone"
+			   : "is still there");
+	return fflush(stdout) == 0 ? out : outcome_worse(out, OUTCOME_FAILED);
+}
+
+/* The run still there after --wait: SIGKILL, the wait for its end, the state made final. */
+static void armctl_kill(int dirfd, struct arm_state *st, struct armctl_stopped *r)
+{
+	double until;
+	char code = 0;
+
+	armctl_process(st, &code);
+	r->killed_state = code;
+	if (kill((pid_t)st->pid, SIGKILL) != 0) {
+		snprintf(r->error, sizeof(r->error), "cannot kill process %ld: %s", st->pid,
+			 strerror(errno));
+		r->ended = "running";
+		return;
+	}
+	r->sent[r->nsent++] = "SIGKILL";
+	until = clock_wall() + ARMCTL_KILL_WAIT_S;
+	for (;;) {
+		const char *p = armctl_process(st, &code);
+		snprintf(r->process, sizeof(r->process), "%s", p);
+		if (strcmp(p, "gone") == 0 || strcmp(p, "zombie") == 0 || clock_wall() >= until)
+			break;
+		clock_wait_until(clock_wall() + ARMCTL_POLL_S, 0.0, NULL);
+	}
+	bool gone = strcmp(r->process, "gone") == 0 || strcmp(r->process, "zombie") == 0;
+	char still[160] = "";
+	if (!gone)
+		snprintf(
+		    still, sizeof(still),
+		    "; it is still there after %.0f s, in state %c (%s): it ends when the kernel "
+		    "lets it",
+		    ARMCTL_KILL_WAIT_S, code, armctl_state_word(code));
+	/* It runs no more code of its own: the state it left is rewritten, final. */
+	snprintf(st->error, sizeof(st->error),
+		 "%s (and SIGCONT) did not end it within %.1f s: killed with SIGKILL, its process "
+		 "then in state %c (%s)%s",
+		 r->signal, r->waited_s, r->killed_state, armctl_state_word(r->killed_state),
+		 still);
+	snprintf(st->status, sizeof(st->status), "killed");
+	snprintf(st->reason, sizeof(st->reason), "%s", reason_token(REASON_KILLED));
+	st->exit_code = 128 + SIGKILL;
+	st->updated_at = clock_wall();
+	int rc = arm_state_write(dirfd, st);
+	r->ended = "killed";
+	snprintf(r->error, sizeof(r->error), "the run in '%s' (pid %ld): %s%s%s", r->dir, st->pid,
+		 st->error, rc ? "; the state file could not be rewritten: " : "",
+		 rc ? strerror(-rc) : "");
+}
+
 enum outcome armctl_stop(const struct options *o)
 {
 	const char *dir = o->tests[0];
 	int sig = o->signal == STOP_SIG_TERM ? SIGTERM : SIGINT;
-	struct arm_state st;
-	char why[1024] = "";
+	static struct armctl_stopped r;
+	static struct arm_state st;
+	char why[1024] = "", code;
 	int dirfd = -1;
 	enum outcome out = OUTCOME_OK;
 
-	if (armctl_read(dir, &dirfd, &st, why, sizeof(why))) {
-		log_err("%s", why);
-		return OUTCOME_PRECONDITION;
-	}
+	memset(&r, 0, sizeof(r));
+	r.dir = dir;
+	r.signal = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+	r.ended = "refused";
+	if (armctl_read(dir, &dirfd, &st, r.error, sizeof(r.error)))
+		return armctl_stop_said(&r, o->format, OUTCOME_PRECONDITION);
+	r.st = &st;
+	snprintf(r.before, sizeof(r.before), "%s", armctl_process(&st, &code));
+	snprintf(r.process, sizeof(r.process), "%s", r.before);
 	if (arm_status_final(st.status)) {
-		printf("stagebench: the run in '%s' already ended: %s, summary %s\n", dir,
-		       st.status, st.summary);
+		r.ended = "already";
 		goto out;
 	}
 	if (!armctl_is_ours(&st, why, sizeof(why))) {
-		log_err("not signalling the run in '%s' (status %s): %s", dir, st.status, why);
+		snprintf(r.error, sizeof(r.error), "not signalling the run in '%s' (status %s): %s",
+			 dir, st.status, why);
 		out = OUTCOME_PRECONDITION;
 		goto out;
 	}
+	/* A stopped (SIGSTOP, a suspended job) process acts on a signal once it runs again. */
 	if (kill((pid_t)st.pid, sig) != 0) {
-		log_err("cannot signal process %ld: %s", st.pid, strerror(errno));
+		snprintf(r.error, sizeof(r.error), "cannot signal process %ld: %s", st.pid,
+			 strerror(errno));
+		r.ended = "running";
 		out = OUTCOME_FAILED;
 		goto out;
 	}
-	if (!armctl_wait(dirfd, &st, o->wait)) {
-		log_err("the run in '%s' (pid %ld) did not end with a summary within %.1f s after "
-			"SIG%s: status %s",
-			dir, st.pid, o->wait, sig == SIGINT ? "INT" : "TERM", st.status);
-		out = OUTCOME_FAILED;
+	r.sent[r.nsent++] = r.signal;
+	if (kill((pid_t)st.pid, SIGCONT) == 0)
+		r.sent[r.nsent++] = "SIGCONT";
+	double t0 = clock_wall();
+	bool final = armctl_wait(dirfd, &st, o->wait);
+	r.waited_s = clock_wall() - t0;
+	snprintf(r.process, sizeof(r.process), "%s", armctl_process(&st, &code));
+	if (final) {
+		r.ended = "summary";
 		goto out;
 	}
-	printf("stagebench: stopped pid %ld: %s (exit %d), summary %s\n", st.pid, st.status,
-	       st.exit_code, st.summary);
+	out = OUTCOME_FAILED;
+	if (strcmp(r.process, "gone") == 0 || strcmp(r.process, "zombie") == 0) {
+		r.ended = "lost";
+		snprintf(
+		    r.error, sizeof(r.error),
+		    "the run in '%s' (pid %ld) ended without a final state within %.1f s after "
+		    "%s (killed with SIGKILL, or the node rebooted): status %s",
+		    dir, st.pid, r.waited_s, r.signal, st.status);
+	} else if (o->kill) {
+		armctl_kill(dirfd, &st, &r);
+	} else {
+		r.ended = "running";
+		snprintf(r.error, sizeof(r.error),
+			 "the run in '%s' (pid %ld) did not end with a summary within %.1f s after "
+			 "%s: status %s, its process %s (--kill kills it)",
+			 dir, st.pid, o->wait, r.signal, st.status, r.process);
+	}
 out:
 	close(dirfd);
-	return out;
+	return armctl_stop_said(&r, o->format, out);
 }

@@ -49,6 +49,7 @@ struct options {
 	double lease;		/* run --detach: the lease's length, seconds (set_lease) */
 	enum stop_sig signal;	/* stop */
 	double wait;		/* stop: how long to wait for the summary */
+	bool kill;		/* stop: SIGKILL a run still there after --wait */
 	/* run: "T1,T2,...", the start instant of every part */
 	const char *schedule;
 	bool verify, fsync, require_ntp, late_ok, dry_run, force, keep, quiet, verbose;

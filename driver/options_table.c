@@ -19,6 +19,7 @@ static const unsigned options_formats[CMD_COUNT] = {
     [CMD_INFO] = FORMAT_BIT(TEXT) | FORMAT_BIT(JSON),
     [CMD_CHECK] = FORMAT_BIT(TEXT) | FORMAT_BIT(JSON) | FORMAT_BIT(CSV),
     [CMD_STATUS] = FORMAT_BIT(TEXT) | FORMAT_BIT(JSON) | FORMAT_BIT(CSV),
+    [CMD_STOP] = FORMAT_BIT(TEXT) | FORMAT_BIT(JSON),
 };
 
 /* One row per option reads better than what the formatter makes of the table. */
@@ -73,7 +74,7 @@ const struct opt_def options_table[] = {
 	{"out", OPT_STRING, "FILE", 0, 0, NULL, NULL, NULL, FIELD(out), NOSET, C_RUN,
 	 "write the JSON summary to FILE (atomically)", OPT_SCOPE_RUN, 'o', NULL},
 	{"format", OPT_CHOICE, "FMT", 0, 0, enums_formats, "text", NULL, FIELD(format), NOSET,
-	 C_RUN | C_LIST | C_INFO | C_CHECK | C_STAT, "what to print on stdout", OPT_SCOPE_RUN, 0,
+	 C_RUN | C_LIST | C_INFO | C_CHECK | C_STAT | C_STOP, "what to print on stdout", OPT_SCOPE_RUN, 0,
 	 options_formats},
 	{"detach", OPT_STRING, "STATE_DIR", 0, 0, NULL, NULL, NULL, FIELD(detach), NOSET, C_RUN,
 	 "arm the run: set up, then detach and wait for the start; its state in STATE_DIR",
@@ -120,6 +121,8 @@ const struct opt_def options_table[] = {
 	     "with --format json: one line of what a launcher reads (stagebench.info-brief/1: the threads as CPU lists, the files as a count)"),
 	FLAG("clock", clock, C_STAT,
 	     "with --format json: after the state line, answer timestamps on stdin as `stagebench clock` does (the launcher's offset at every status round)"),
+	FLAG("kill", kill, C_STOP,
+	     "a run still there after --wait (stopped, hung) is killed with SIGKILL and its state made final: killed (exit code 137)"),
 	FLAG("renew", renew, C_STAT,
 	     "renew the armed run's --lease for another lease length from now (a lapsed one stays lapsed: exit 3)"),
 	FLAG("dry-run", dry_run, C_RUN | C_PREP | C_CLEAN, "print the plan and touch nothing"),

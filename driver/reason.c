@@ -23,6 +23,7 @@ static const char *const reason_names[REASON_COUNT] = {
     [REASON_SETUP_FAILED] = "setup_failed",
     [REASON_BUSY] = "busy",
     [REASON_LEASE_EXPIRED] = "lease_expired",
+    [REASON_KILLED] = "killed",
     [REASON_OTHER] = "other",
 };
 

@@ -26,6 +26,7 @@ enum reason {
 	REASON_SETUP_FAILED,  /* "setup_failed": threads, memory, topology or --dir not usable */
 	REASON_BUSY,	      /* "busy": another run holds this node's lock (exit 3) */
 	REASON_LEASE_EXPIRED, /* "lease_expired": an armed run's lease lapsed (orphaned, exit 4) */
+	REASON_KILLED,	      /* "killed": `stop --kill` killed an armed run (state only, 137) */
 	REASON_OTHER,	      /* "other": none of the above */
 	REASON_COUNT
 };

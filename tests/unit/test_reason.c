@@ -29,6 +29,7 @@ static const struct {
     {REASON_SETUP_FAILED, "setup_failed"},
     {REASON_BUSY, "busy"},
     {REASON_LEASE_EXPIRED, "lease_expired"},
+    {REASON_KILLED, "killed"},
     {REASON_OTHER, "other"},
 };
 
