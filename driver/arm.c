@@ -210,8 +210,11 @@ int arm_state_write(int dirfd, const struct arm_state *s)
 	return rc;
 }
 
-/* Rewrite STATE_DIR/state: a new file beside it, renamed over it. A second signal waits. */
-static void arm_write_state(struct arm *a)
+/*
+ * Rewrite STATE_DIR/state: a new file beside it, renamed over it. A second signal waits. 0,
+ * or -errno (said, and in a->why).
+ */
+static int arm_write_state(struct arm *a)
 {
 	int rc;
 
@@ -224,9 +227,28 @@ static void arm_write_state(struct arm *a)
 	}
 	stop_hold(true);
 	rc = arm_state_write(a->dirfd, &a->st);
-	if (rc)
-		log_err("cannot write the state file in '%s': %s", a->dir, strerror(-rc));
+	if (rc) {
+		snprintf(a->why, sizeof(a->why), "cannot write the state file in '%s': %s", a->dir,
+			 strerror(-rc));
+		log_err("%s", a->why);
+	}
 	stop_hold(false);
+	return rc;
+}
+
+/* A halt of the run for a file of the state directory it cannot write (a full disk). */
+static void arm_halt_write(struct arm *a, int rc, struct run_halt *h)
+{
+	bool full = rc == -ENOSPC || rc == -EDQUOT;
+
+	memset(h, 0, sizeof(*h));
+	h->out = full ? OUTCOME_PRECONDITION : OUTCOME_FAILED;
+	h->reason = full ? REASON_NO_SPACE : REASON_SETUP_FAILED;
+	h->status = PART_FAILED;
+	h->rest = PART_SKIPPED;
+	snprintf(h->error, sizeof(h->error), "%s", a->why);
+	snprintf(h->stopped, sizeof(h->stopped), "%s", a->why);
+	snprintf(h->not_started, sizeof(h->not_started), "not started: %s", a->why);
 }
 
 /* Tell the foreground one line, then let it go. */
@@ -361,10 +383,11 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	signal(SIGPIPE, SIG_IGN);
 	stop_install(); /* a signal forwarded from now on stops the run, summary written */
 	a->tell_fd = p[1];
-	if (arm_daemon_stdio(a)) {
+	int rc = arm_daemon_stdio(a);
+	if (rc) {
 		char msg[256];
 		snprintf(msg, sizeof(msg), "failed 3 --detach: cannot open '%s/" ARM_LOG "': %s\n",
-			 a->dir, strerror(errno));
+			 a->dir, strerror(-rc));
 		arm_tell(a, msg);
 		_exit(3);
 	}
@@ -377,7 +400,7 @@ int arm_detach(struct arm *a, const char *summary, const char *node, const char 
 	a->st.interval = interval;
 	a->st.parts = parts;
 	a->st.lease_s = lease_s;
-	arm_write_state(a);
+	a->state_rc = arm_write_state(a);
 	return -1;
 }
 
@@ -455,29 +478,25 @@ bool arm_ready(void *arg, double start_at, struct run_halt *h)
 {
 	struct arm *a = arg;
 	char msg[64];
+	int rc;
 
 	a->st.start_at = start_at;
 	if (a->st.lease_s > 0) {
-		int rc = lease_start(a->dirfd, a->st.lease_s, &a->lease);
+		rc = lease_start(a->dirfd, a->st.lease_s, &a->lease);
 		if (rc) {
-			memset(h, 0, sizeof(*h));
-			h->out =
-			    rc == -ENOSPC || rc == -EDQUOT ? OUTCOME_PRECONDITION : OUTCOME_FAILED;
-			h->reason =
-			    rc == -ENOSPC || rc == -EDQUOT ? REASON_NO_SPACE : REASON_SETUP_FAILED;
-			h->status = PART_FAILED;
-			h->rest = PART_SKIPPED;
-			snprintf(h->error, sizeof(h->error),
-				 "cannot write the lease file in '%s': %s", a->dir, strerror(-rc));
-			snprintf(h->stopped, sizeof(h->stopped), "%s", h->error);
-			snprintf(h->not_started, sizeof(h->not_started), "not started: %s",
-				 h->error);
+			snprintf(a->why, sizeof(a->why), "cannot write the lease file in '%s': %s",
+				 a->dir, strerror(-rc));
+			arm_halt_write(a, rc, h);
 			return false;
 		}
 		a->lease_on = true;
 	}
+	/* No state a launcher can read, no arming: the foreground says why (a full disk). */
 	snprintf(a->st.status, sizeof(a->st.status), "armed");
-	arm_write_state(a);
+	if ((rc = arm_write_state(a)) != 0) {
+		arm_halt_write(a, rc, h);
+		return false;
+	}
 	snprintf(msg, sizeof(msg), "armed %ld\n", a->st.pid);
 	arm_tell(a, msg);
 	/* The wait for the start: at least once a second, a safe point. */

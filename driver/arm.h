@@ -66,6 +66,9 @@ struct arm {
 	bool lease_on;
 	struct lease lease;
 	bool lapsed;
+	/* The detached process's first state, written or -errno; the last write error, said. */
+	int state_rc;
+	char why[PATH_MAX + 128];
 };
 
 /*
@@ -88,8 +91,9 @@ void arm_identify(struct arm *a, const char *summary, const char *node, const ch
  * returns from here and carries on with the run. The foreground process waits until that
  * process says it is armed (prints one line: pid and state file, returns exit status 0) or
  * that its set-up failed (prints its first error, returns its exit status); it never returns
- * -1. The detached process gets -1. Call with no other thread running. The other
- * arguments go to the state file.
+ * -1. The detached process gets -1, with a->state_rc -errno when it could not write its first
+ * state (a->why says it: the caller fails the run, which tells the foreground). Call with no
+ * other thread running. The other arguments go to the state file.
  */
 int arm_detach(struct arm *a, const char *summary, const char *node, const char *run_tag,
 	       double interval, unsigned long parts, double lease_s);

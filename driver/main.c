@@ -46,14 +46,41 @@ static int main_usage(const char *why)
 	return outcome_exit_code(OUTCOME_USAGE);
 }
 
+/* Why the summary could not be written, for an armed run's state ("" when it was). */
+static char main_out_error[PATH_MAX + 128];
+static enum reason main_out_reason;
+
 /* The summary to --out, if given: 0 or -errno, said on stderr. */
 static int main_write_out(struct cmdenv *e)
 {
 	int rc = e->o.out ? summary_file_write(&e->res, &e->plan, e->o.out, e->o.force) : 0;
 
-	if (rc)
-		log_err("cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
+	if (rc) {
+		snprintf(main_out_error, sizeof(main_out_error),
+			 "cannot write the summary to '%s': %s", e->o.out, strerror(-rc));
+		main_out_reason =
+		    rc == -ENOSPC || rc == -EDQUOT ? REASON_NO_SPACE : REASON_IO_ERROR;
+		log_err("%s", main_out_error);
+	}
 	return rc;
+}
+
+/* The reason of a set-up step that failed with rc: no_space for a full disk or quota. */
+static enum reason main_reason_of(int rc, enum reason otherwise)
+{
+	return rc == -ENOSPC || rc == -EDQUOT ? REASON_NO_SPACE : otherwise;
+}
+
+/*
+ * A failure of an armed run before --out is known to be writable: said, and in its state
+ * (which the state directory may still take), with its reason.
+ */
+static int main_arm_fail(struct cmdenv *e, enum outcome out, enum reason reason, const char *why)
+{
+	log_err("%s", why);
+	arm_identify(&e->arm, e->o.out, e->res.node, e->res.run_tag);
+	arm_end(&e->arm, out, why, reason);
+	return cmdenv_finish(e, out);
 }
 
 /*
@@ -165,12 +192,18 @@ static int main_run(struct cmdenv *e)
 		     : 0;
 	if (rc)
 		return cmdenv_fail(e, rc == -EINVAL ? OUTCOME_USAGE : OUTCOME_PRECONDITION, why);
-	if (o->out && summary_file_check_out(o->out, o->force, why, sizeof(why)))
-		return cmdenv_fail(e,
-				   faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
-				       ? OUTCOME_USAGE
-				       : OUTCOME_PRECONDITION,
-				   why);
+	if (o->out && (rc = summary_file_check_out(o->out, o->force, why, sizeof(why))) != 0) {
+		enum outcome refused = faccessat(AT_FDCWD, o->out, F_OK, AT_SYMLINK_NOFOLLOW) == 0
+					   ? OUTCOME_USAGE
+					   : OUTCOME_PRECONDITION;
+		if (o->detach && !o->dry_run)
+			return main_arm_fail(e, refused,
+					     refused == OUTCOME_USAGE
+						 ? REASON_USAGE
+						 : main_reason_of(rc, REASON_SETUP_FAILED),
+					     why);
+		return cmdenv_fail(e, refused, why);
+	}
 	if (start != OUTCOME_OK)
 		return main_run_fail(e, start, REASON_START_MISSED, missed);
 	if ((out = cmdenv_threads(e, why, sizeof(why))) != OUTCOME_OK)
@@ -207,6 +240,10 @@ static int main_run(struct cmdenv *e)
 			cmdenv_finish(e, OUTCOME_OK); /* the detached process holds the lock */
 			return code;
 		}
+		if (e->arm.state_rc)
+			return main_run_fail(e, OUTCOME_PRECONDITION,
+					     main_reason_of(e->arm.state_rc, REASON_SETUP_FAILED),
+					     e->arm.why);
 		cmdenv_lock_note(e, "armed");
 		env.armed = arm_ready;
 		env.watch = arm_watch;
@@ -225,7 +262,10 @@ static int main_run(struct cmdenv *e)
 	/* From here on a second signal waits for the summary (no temporary file is left). */
 	stop_hold(true);
 	out = main_report(e, out);
-	if (o->detach)
+	/* The state says the run's first error; a summary that could not be written first. */
+	if (o->detach && main_out_error[0])
+		arm_end(&e->arm, out, main_out_error, main_out_reason);
+	else if (o->detach)
 		arm_end(&e->arm, out, e->res.nerrors ? e->res.errors[0] : NULL,
 			e->res.nerrors ? e->res.error_reasons[0] : REASON_NONE);
 	return cmdenv_finish(e, out);
