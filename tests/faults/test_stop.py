@@ -69,9 +69,9 @@ class Stop(ft.FaultCase):
         return r, p
 
     def keep_stopped(self, pid):
-        """Stop pid again and again (a job suspended and kept so): SIGCONT cannot free it."""
-        loop = subprocess.Popen(["sh", "-c", "while kill -STOP %d 2>/dev/null; do sleep 0.005; "
-                                 "done" % pid])
+        """Stop pid again and again (a job suspended and kept so), as fast as the shell's
+        builtin kill goes: a SIGCONT frees it for microseconds, never long enough to end."""
+        loop = subprocess.Popen(["sh", "-c", "while kill -STOP %d 2>/dev/null; do :; done" % pid])
         self.addCleanup(loop.wait)
         self.addCleanup(loop.kill)
         ft.wait_for(lambda: proc_state(pid) == "T")
@@ -150,6 +150,15 @@ class Stop(ft.FaultCase):
         p = ft.run(["stop", state])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("already ended: killed", p.stdout)
+        # and of a kill
+        state2 = self.path("st2")
+        pid = self.arm(state2, start_in="0.5", env=env, node="n2")
+        ft.wait_for(lambda: glob.glob(os.path.join(state2, "summary.json.tmp.*")), timeout=30)
+        p = ft.run(["stop", state2, "--wait", "1", "--kill"])
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stdout, "stagebench: killed pid %d: killed (exit 137), no summary; "
+                         "its process is gone\n" % pid)
+        self.assert_one_error_line(p.stderr, "SIGINT (and SIGCONT) did not end it within")
 
     def test_without_kill_it_says_so_and_leaves_it(self):
         state = self.path("st")
@@ -162,13 +171,11 @@ class Stop(ft.FaultCase):
         self.assert_one_error_line(p.stderr, "did not end with a summary within 1.0 s after "
                                    "SIGINT: status armed, its process stopped (--kill kills it)")
         self.assertEqual(state_of(state)["status"], "armed")
-        # then, as text, with --kill
-        p = ft.run(["stop", state, "--wait", "1", "--kill"])
-        self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertEqual(p.stdout, "stagebench: killed pid %d: killed (exit 137), no summary; "
-                         "its process is gone\n" % pid)
-        self.assert_one_error_line(p.stderr, "SIGINT (and SIGCONT) did not end it within")
         loop.kill()
+        loop.wait()
+        # continued, it acts on the signal it was sent and ends
+        os.kill(pid, signal.SIGCONT)
+        ft.wait_for(lambda: state_of(state)["status"] == "interrupted", timeout=20)
 
     def test_refusals_and_formats(self):
         state = self.path("st")
