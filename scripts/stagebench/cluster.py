@@ -54,6 +54,17 @@ exit status: 0 every node ok; 1 a node failed, hung, was unreachable or is missi
 """
 
 
+def resumer(args):
+    """The launcher of --resume ID: the run's options from its manifest, none of this command
+    line's but --results and --verbose."""
+    from .resume import Resumer, load_unfinished
+    if args.tests or args.run_id is not None:
+        raise common.UsageError("--resume takes the run's tests and options from its manifest: "
+                                "give only --results (and --verbose)")
+    man, rundir = load_unfinished(args.results, args.resume)
+    return Resumer(man, rundir, parse_args, args.verbose)
+
+
 def build_parser():
     """The command line's parser (its completion is generated from it too)."""
     ap = argparse.ArgumentParser(
@@ -114,6 +125,11 @@ def _launch_options(g):
                    help="the time a node's connection may take in every round before it "
                         "counts as unreachable (ssh ConnectTimeout, pdsh -t; default: 10, or "
                         "clush.conf's connect_timeout)")
+    g.add_argument("--lease", default="120", metavar="SECONDS",
+                   help="an armed node goes on only while this launcher renews its lease (each "
+                        "status round); a node whose lease lapses (the launcher is gone) stops "
+                        "itself and ends orphaned. At least this, raised to cover the lead and "
+                        "two status rounds (default: 120)")
     g.add_argument("--timeout", default="3600", metavar="SECONDS",
                    help="a part's time limit on a node after its start (default: 3600)")
     g.add_argument("--prepare-timeout", default="14400", metavar="SECONDS",
@@ -151,6 +167,10 @@ def _result_options(g):
     g.add_argument("--results", required=True, metavar="DIR",
                    help="results directory: the run goes to DIR/<run-id>/")
     g.add_argument("--run-id", metavar="ID", help="name of the run (default: UTC date-time)")
+    g.add_argument("--resume", metavar="ID",
+                   help="finish the run ID in --results whose launcher was lost: stop what "
+                        "its nodes still run, gather what they wrote, record the parts never "
+                        "run, write its report (its options come from its manifest)")
     g.add_argument("--gather", choices=("shared", "rcopy"),
                    help="shared: nodes write into --results (on a filesystem they share at the "
                         "same path); rcopy: they write to --scratch and each node prints its "
@@ -192,7 +212,11 @@ def _run_options(g):
 
 def main():
     args = parse_args(sys.argv[1:])
-    lau = Launcher(args)
+    try:
+        lau = Launcher(args) if args.resume is None else resumer(args)
+    except common.UsageError as e:
+        common.say("error: %s" % e)
+        return common.EXIT_USAGE
     try:
         return lau.main()
     except common.UsageError as e:

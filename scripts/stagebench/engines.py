@@ -832,6 +832,24 @@ class SrunEngine(CommandEngine):
         return [w for w in out.decode("ascii", "replace").split()
                 if re.match(r"^\d+(_\d+)?\.\d+$", w)]
 
+    def job_ended(self, environ=None):
+        """Within an allocation, whether its job has ended (scancel, its time limit): a line
+        saying so ("the Slurm job 42 ended: CANCELLED"), else None (running, or unknown)."""
+        job = (environ or os.environ).get("SLURM_JOB_ID")
+        if not job or not job.isdigit():
+            return None
+        try:
+            rc, out, _err = procs.run_capture(["scontrol", "-o", "show", "job", job], 30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        m = re.search(r"\bJobState=(\S+)", out)
+        if rc != 0 and "Invalid job id" in out + _err:
+            return "the Slurm job %s ended (it is no longer known)" % job
+        if m and m.group(1) not in ("RUNNING", "PENDING", "SUSPENDED", "CONFIGURING",
+                                    "REQUEUED", "RESIZING", "SIGNALING"):
+            return "the Slurm job %s ended: %s" % (job, safe_text(m.group(1)))
+        return None
+
     def label_of(self, label, nodes):
         """srun labels lines with task numbers: one task per node, in the list's order."""
         return nodes[int(label)] if label.isdigit() and int(label) < len(nodes) else None

@@ -23,7 +23,7 @@ from . import reporttext
 from .launchplan import DryRun, Plan
 from .manifest import Manifest
 from .nodes import nodeset_fold
-from .rounds import START_MISSED, Rounds, err_line, live_round_s, parse_infos
+from .rounds import START_MISSED, Rounds, err_line, info_kept, live_round_s, parse_infos
 from .summaries import error_reasons
 
 CLOCK_LINES = 10  # nodes named one a line for a clock out of tolerance; the rest folded
@@ -141,7 +141,6 @@ class Launcher:
         rnd = {"kind": "info", "what": "the info round", "nodes": nodeset_fold(plan.nodes),
                "duration_s": round(dt, 3)}
         infos = parse_infos(res)
-        self.info_res = res
         for node, info in infos.items():
             name = info.get("node")
             if common.node_name_ok(name) and name != node:
@@ -156,11 +155,15 @@ class Launcher:
         self.check_names()
         files.write_json_atomic(os.path.join(plan.rundir, common.INFO),
                                 {rounds.name_of(n): i for n, i in infos.items()})
+        self.info_res = {n: o for n, o in res.items() if n not in infos}
+        infos = {n: info_kept(i) for n, i in infos.items()}
         self.infos = infos
         self.info_round_s = dt
         self.launch_s = live_round_s(res, infos, t0, dt, plan.engine)
         plan.lead.from_info(self.launch_s)
-        self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt, self.launch_s)
+        plan.round_s = self.launch_s
+        self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt, self.launch_s,
+                                 {n: i for n, i in rounds.ident.items() if n != i})
         return rnd
 
     def check_names(self):
@@ -221,17 +224,29 @@ class Launcher:
 
     def clock_phase(self, which):
         """Measure the clock offset of every node still in the run ("start": before the first
-        part, "end": after the last) into the manifest's clock.<which>; returns ({node: entry},
-        {node: why not measured})."""
+        part, "end": after the last) into the manifest's clock.<which> and its measurements;
+        returns ({node: entry}, {node: why not measured})."""
+        nodes = [n for n in self.rounds.live(self.plan.nodes) if n in self.infos]
+        first = self.plan.first_part() if which == "start" else self.plan.last_part()
+        next_to = {"when": "before" if which == "start" else "after", "part": first[0],
+                   "rep": first[1]}
+        got, why = self.measure_clocks(nodes, "clock-" + which, next_to,
+                                       which == "start")
+        self.manifest.clock(which, got, why, self.rounds.name_of, clocksync.read_cost_s())
+        return got, why
+
+    def measure_clocks(self, nodes, tag, next_to, from_info=False):
+        """The clock offsets of nodes against this host, measured now (a `stagebench clock`
+        exchange round where the engine can talk to a node, else one-shot from an info round,
+        or from_info: the info round's), recorded as one of the manifest's measurements, next
+        to next_to ({when, part, rep}). Returns ({node: entry}, {node: why not})."""
         plan, rounds = self.plan, self.rounds
-        nodes = [n for n in rounds.live(plan.nodes) if n in self.infos]
         cost = clocksync.read_cost_s()
         if not nodes:
             return {}, {}
         if plan.engine.can_talk:
             talk = clocksync.Exchange(clocksync.SAMPLES)
-            res, _dt = rounds.run("clock-" + which, nodes, plan.clock_args(), plan.info_timeout,
-                                  talk=talk)
+            res, _dt = rounds.run(tag, nodes, plan.clock_args(), plan.info_timeout, talk=talk)
             got, why = talk.results(nodes, cost, time.time())
             for n in why:
                 o = res.get(n)
@@ -239,17 +254,20 @@ class Launcher:
                     why[n] = "exit %d: %s" % (o.rc, err_line(o.err) or why[n])
                 elif o is not None and o.timeout:
                     why[n] = "no answer within --info-timeout %g s" % plan.info_timeout
+                elif o is not None and o.aborted:
+                    why[n] = "the round ended before it answered"
         else:
-            if which == "start":
+            if from_info:
                 infos, (t0, t1) = self.infos, self.info_window
             else:
                 t0 = time.time()
-                res, _dt = rounds.run("info-end", nodes, plan.info_args(), plan.info_timeout)
+                res, _dt = rounds.run(tag.replace("clock-", "info-"), nodes, plan.info_args(),
+                                      plan.info_timeout)
                 t1 = time.time()
                 infos = parse_infos(res)
             got = clocksync.from_round({n: infos[n] for n in nodes if n in infos}, t0, t1, cost)
             why = {n: "no clock reading in its info output" for n in nodes if n not in got}
-        self.manifest.clock(which, got, why, rounds.name_of, cost)
+        self.manifest.measurement(next_to, got, why, rounds.name_of)
         return got, why
 
     def clock_check(self, got, why, which):
@@ -513,7 +531,8 @@ class Launcher:
         if self.args.clean and not stop:
             self.clean_phase(preparers)
         self.scratch_cleanup()
-        self.manifest.finish(signal.Signals(stop).name if stop else None)
+        self.manifest.finish(self.rounds.stop_cause or (signal.Signals(stop).name if stop
+                                                        else None))
 
     def clean_phase(self, preparers):
         tests = self.plan.replica_tests()

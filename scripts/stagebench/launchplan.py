@@ -129,6 +129,8 @@ class Plan:
                                                     7 * 86400)
         self.info_timeout = common.parse_seconds(a.info_timeout, "--info-timeout", 1, 86400)
         self.poll_timeout = common.parse_seconds(a.poll_timeout, "--poll-timeout", 1, 86400)
+        self.lease = common.parse_seconds(a.lease, "--lease", 5, 86400)
+        self.round_s = 0.0  # a short round's time for the living nodes, once the info round ran
         self.lead = Lead(common.parse_seconds(a.lead, "--lead", MIN_LEAD_S, 3600))
         self.max_offset = common.parse_seconds(a.max_offset, "--max-offset", 0, 3600)
         self.connect_timeout = None
@@ -322,6 +324,14 @@ class Plan:
             return [t for t, _ps in self.tests]
         return [p for _t, ps in self.tests for p in ps]
 
+    def first_part(self):
+        """(part, repetition) the run starts with."""
+        return self.tests[0][1][0], 1
+
+    def last_part(self):
+        """(part, repetition) the run ends with."""
+        return self.tests[-1][1][-1], self.args.repeat
+
     def replica_tests(self):
         """The tests of the run that read a replica (what --clean removes)."""
         return [t for t, _p in self.tests if self.catalogue.tests[t]["replica"]]
@@ -369,7 +379,8 @@ class Plan:
         return remote.command("named", self.stagebench, *args)
 
     def info_args(self):
-        return self.named(["info", "--format", "json"] + self.dir_opts())
+        """The info round's command: one compact line a node, whatever its cores."""
+        return self.named(["info", "--format", "json", "--compact"] + self.dir_opts())
 
     def clock_args(self):
         return self.named(["clock"])
@@ -409,7 +420,14 @@ class Plan:
         directory."""
         return self.scratch + "/" + sname
 
-    def arm_args(self, name, parts, rep, start_at, sname=None, force=False):
+    def lease_for(self, lead_s):
+        """The lease of an armed part armed lead_s before its start: --lease, and at least the
+        lead, the first status round after the start and twice a round's time for the living
+        nodes (the info round's), so that the first renewal reaches the last wave of nodes in
+        time; the status rounds then come often enough to renew it three times within it."""
+        return float(int(max(self.lease, lead_s + 5.0 + 2.0 * self.round_s) + 0.999))
+
+    def arm_args(self, name, parts, rep, start_at, sname=None, force=False, lease=None):
         """Arm parts (name: the test's when they are several) on a node: `stagebench run ...
         --detach STATE_DIR`, which returns once every thread waits for start_at (or set-up
         failed, with its error line); part k starts at start_at + k x --interval."""
@@ -422,6 +440,8 @@ class Plan:
         base += self.run_options() + self.dir_opts()
         if force:  # armed again: the first attempt's summary (interrupted) is replaced
             base.append("--force")
+        if lease is not None:
+            base += ["--lease", "%g" % lease]
         suffix = "%s.rep%d.json" % (name, rep)
         shared = self.rundir if self.gather == "shared" else ""
         return remote.command("arm", shared, suffix, self.scratch,

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -62,7 +63,11 @@ class Manifest:
             "schema": common.MANIFEST_SCHEMA, "version": plan.catalogue.version,
             "run_id": plan.run_id, "created_at": time.time(), "argv": sys.argv,
             "launcher": {"engine": engine.name, "exec": engine.exec_mode, "gather": plan.gather,
-                         "fanout": int(fan), "armed": plan.armed},
+                         "fanout": int(fan), "armed": plan.armed,
+                         # what --resume needs to find this launcher and its nodes' files
+                         "host": socket.gethostname(), "pid": os.getpid(),
+                         "pid_started": procs.start_time(os.getpid()),
+                         "scratch": plan.scratch, "arm_token": plan.arm_token},
             "launch": {"fanout": int(fan), "waves": int(math.ceil(len(plan.nodes) /
                                                                   float(fan))),
                        "info_s": None, "arm_s": []},
@@ -73,7 +78,7 @@ class Manifest:
             "rounds": [], "interrupted": None, "finished_at": None,
             "clock": {"method": "exchange" if engine.can_talk else "round",
                       "samples": clocksync.SAMPLES if engine.can_talk else 1,
-                      "start": {}, "end": {}, "unmeasured": []},
+                      "start": {}, "end": {}, "unmeasured": [], "measurements": []},
             "max_offset_s": plan.max_offset, "require_sync": bool(a.require_sync),
             "server_drop": None if plan.server_drop is None else {
                 "command": list(plan.server_drop), "where": "launcher", "runs": []},
@@ -94,10 +99,12 @@ class Manifest:
         """A round's record (kind, what, nodes, duration, failed...), kept in its order."""
         self.doc["rounds"].append(rnd)
 
-    def info_round(self, names, round_s, live_s):
+    def info_round(self, names, round_s, live_s, idents=None):
         """After the info round: the nodes by the names they report, what the round took
-        (round_s) and what it took for the nodes that answered it (live_s: the lead's base)."""
+        (round_s) and what it took for the nodes that answered it (live_s: the lead's base);
+        idents: {launcher's name: the name its node reports} where they differ."""
         self.doc["nodes"] = list(names)
+        self.doc["launcher"]["idents"] = dict(idents or {})
         self.doc["info_s"] = round(round_s, 3)
         self.doc["launch"]["info_s"] = round(round_s, 3)
         self.doc["launch"]["info_live_s"] = round(live_s, 3)
@@ -139,6 +146,16 @@ class Manifest:
             (name_of(n) for n in why), key=common.natural_key)
         clock.setdefault("why_unmeasured", {})[which] = {name_of(n): w for n, w in
                                                          why.items()}
+        self.save()
+
+    def measurement(self, next_to, got, why, name_of, at=None):
+        """One measurement of clock offsets (clock.measurements, in the order taken): when it
+        was taken (at, default now), what it was next to ({when: before, after or status,
+        part, rep, round}), the nodes measured ({name: entry}) and why the others were not."""
+        self.doc["clock"].setdefault("measurements", []).append({
+            "at": round(time.time() if at is None else at, 6), "next_to": dict(next_to),
+            "nodes": {name_of(n): e for n, e in got.items()},
+            "unmeasured": {name_of(n): w for n, w in why.items()}})
         self.save()
 
     def server_drop_run(self, run):

@@ -84,6 +84,16 @@ def signal_pids(pids, sig):
             pass
 
 
+def start_time(pid):
+    """The start time of process pid (field 22 of /proc/PID/stat, clock ticks after boot): with
+    its pid, it names that process. None when there is no such process."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def in_sessions(sids):
     """The live processes (zombies left out) whose session is one of sids: what the node
     commands that a round started with setsid (each its own session) left running, wherever

@@ -12,6 +12,7 @@ import shlex
 import signal
 import time
 
+from . import clocksync
 from . import common
 from . import files
 from . import procs
@@ -23,6 +24,10 @@ MESSAGE_LINES = 10  # distinct error lines said of a round; the rest counted
 FINAL = ("done", "failed", "interrupted", "lost", "orphaned", "killed")
 START_MISSED = "start_missed"  # the binary's reason of a start it could not meet
 UNANSWERED = "unanswered"  # an armed node whose status rounds got no state from it
+BUSY = "busy"  # the binary's reason of a node that another run holds (its node lock)
+STATE_SCHEMA = "stagebench.state/1"
+# the binary's reasons that name how an armed run ended: its status in the launcher's record
+REASON_STATUS = {"lease_expired": "orphaned", "killed": "killed"}
 DEAD = ("timeout", "unreachable", UNANSWERED)  # statuses that leave a node out of later rounds
 
 
@@ -58,31 +63,60 @@ def unreachable_reason(lines):
     return err_line(lines) or "exit 255"
 
 
+INFO_SCHEMAS = ("stagebench.info-brief/1", "stagebench.info/1")
+
+
 def parse_infos(res):
-    """{node: its `stagebench info --format json` object} of the nodes of a round that printed
-    one."""
+    """{node: its `stagebench info --format json --compact` object (one line, among what a
+    login script printed before it; or a whole stagebench.info/1 document)} of the nodes of a
+    round that printed one."""
     infos = {}
     for node, o in res.items():
-        text = "\n".join(o.out).strip()
-        if text:
+        info = None
+        for line in o.out:
+            if line.startswith("{"):
+                try:
+                    info = json.loads(line)
+                except ValueError:
+                    info = None
+                if isinstance(info, dict) and info.get("schema") in INFO_SCHEMAS:
+                    break
+                info = None
+        if info is None and o.out:  # a whole document over several lines
             try:
-                info = json.loads(text)
+                info = json.loads("\n".join(o.out))
             except ValueError:
                 info = None
-            if isinstance(info, dict) and info.get("schema") == "stagebench.info/1":
-                infos[node] = info
+        if isinstance(info, dict) and info.get("schema") in INFO_SCHEMAS:
+            infos[node] = info
     return infos
 
 
+def info_kept(info):
+    """Of a node's info, what the launcher's later rounds read (its name, its directory's
+    filesystem, its CPUs, its clock): a few fields a node, whatever its cores."""
+    fs = info.get("fs") if isinstance(info.get("fs"), dict) else {}
+    topo = info.get("topology") if isinstance(info.get("topology"), dict) else {}
+    clock = info.get("clock") if isinstance(info.get("clock"), dict) else {}
+    return {"node": info.get("node"),
+            "fs": {"type": fs.get("type"), "source": fs.get("source")},
+            "topology": {"allowed_pus": topo.get("allowed_pus"),
+                         "machine_pus": topo.get("machine_pus")},
+            "clock": clock}
+
+
 def parse_state(o):
-    """A node's `stagebench status --format json` object from its outcome, or None."""
-    text = "\n".join(o.out).strip()
-    try:
-        st = json.loads(text) if text else None
-    except ValueError:
-        return None
-    if isinstance(st, dict) and st.get("schema") == "stagebench.state/1":
-        return st
+    """A node's `stagebench status --format json` object from its outcome (its one line, among
+    the clock exchange's with --clock), or None."""
+    for line in o.out:
+        if not line.startswith("{"):
+            continue
+        try:
+            st = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(st, dict) and st.get("schema") == STATE_SCHEMA:
+            return st
     return None
 
 
@@ -110,6 +144,10 @@ def classify(o, limit, remote=True, stopping=False):
         return "not_reached", "the round ended before this node answered"
     if o.reason == UNANSWERED:
         return UNANSWERED, "its state could not be read: %s" % (e or "no answer")
+    if o.reason == BUSY:
+        return BUSY, e.replace("stagebench: error: ", "") or "another run holds it"
+    if o.reason in REASON_STATUS and o.rc not in (None, 0):
+        return REASON_STATUS[o.reason], "exit %d: %s" % (o.rc, e or "no message")
     if o.rc is None or o.rc == 0:
         return "ok", None
     if o.rc == 255 and remote:
@@ -163,6 +201,7 @@ class Rounds:
         self.verbose = verbose
         self.round_no = 0
         self.stop_signal = None
+        self.stop_cause = None  # what stopped the run when no signal did (the job's end)
         self.ident = {n: n for n in plan.nodes}
         self.dead = {}
         self.incoming_made = False
@@ -241,6 +280,7 @@ class Rounds:
             cleanup()
         dt = time.time() - t0
         res = rnd.results()
+        self.check_job(res)
         why = rnd.error_text()
         if why:
             self.manifest.engine_error("%03d-%s" % (self.round_no, tag), why)
@@ -248,6 +288,20 @@ class Rounds:
                 tag, why, sum(1 for o in res.values() if o.aborted),
                 "" if sum(1 for o in res.values() if o.aborted) == 1 else "s"))
         return res, dt
+
+    def check_job(self, res):
+        """srun in an allocation: a round in which no node succeeded may mean the job ended
+        (scancel, its time limit); then the run stops as on SIGTERM, the cause named, and no
+        more rounds go to a job that is gone."""
+        engine = self.plan.engine
+        if engine.name != "srun" or self.stop_signal or not res or \
+                any(o.rc == 0 for o in res.values()):
+            return
+        ended = engine.job_ended()
+        if ended:
+            self.stop_signal = signal.SIGTERM
+            self.stop_cause = ended
+            common.say("error: %s: stopping the run with what arrived" % ended)
 
     def wait(self, rnd, tag, nodes, nodes_file, base, bound, honour_stop):
         """Wait for a round's end, passing a stop signal on; past its bound (or 30 s after a
@@ -321,9 +375,11 @@ class Rounds:
         for node, o in res.items():
             status, error = self.classify(o, limit)
             ident = self.name_of(node)
-            if status != "ok" and summaries is not None and ident in summaries:
-                # its summary arrived and speaks for its part; what went wrong on the way is
-                # said, and the node is left out of later rounds as any lost node is
+            if status in DEAD + ("not_reached",) and summaries is not None and \
+                    ident in summaries:
+                # the launcher lost sight of it, but its summary arrived and speaks for its
+                # part; what went wrong on the way is said, and the node is left out of later
+                # rounds as any lost node is
                 self.manifest.warn("%s (%s): %s: %s; its summary arrived and counts" % (
                     ident, rnd["what"], status, error))
                 if status in DEAD and node not in self.dead:
@@ -376,7 +432,8 @@ class Rounds:
             self.say_errors(res, "the arm round's %g s" % max(self.plan.lead.s, 10.0))
         interval = self.plan.interval if len(parts) > 1 else 0.0
         status_of = self.collect_status(tag, pending, sdir, start_at,
-                                        start_at + (len(parts) - 1) * interval)
+                                        start_at + (len(parts) - 1) * interval, parts[0], rep,
+                                        rnds[0]["lease_s"])
         for n in pending:
             out[n] = outcome_of(status_of.get(n))
         bad = [n for n in pending if out[n].rc not in (0, None) and not out[n].timeout]
@@ -399,11 +456,17 @@ class Rounds:
         while True:
             sname = plan.state_name(name, rep) + ("" if attempt == 1 else "-%d" % attempt)
             sdir = plan.state_dir(sname)
+            lease = plan.lease_for(plan.lead.s)
+            for r in rnds:
+                r["state"] = sname
+                r["lease_s"] = lease
+            self.manifest.save()
             t0 = time.time()
             res, arm_dt = self.run("arm-" + tag, nodes,
                                    plan.arm_args(name, parts, rep, start_at, sname,
-                                                 force=attempt > 1),
+                                                 force=attempt > 1, lease=lease),
                                    max(plan.lead.s, 10.0), honour_stop=False)
+            self.failure_reasons(tag, nodes, res, sdir)
             live_s = live_round_s(res, [n for n in nodes if res[n].rc in (0, None) and not
                                         res[n].timeout and not res[n].aborted],
                                   t0, arm_dt, plan.engine)
@@ -411,6 +474,7 @@ class Rounds:
                 r["arm_s"] = round(arm_dt, 3)
                 r["arm_live_s"] = round(live_s, 3)
             self.manifest.arm_round(arm_dt)
+            self.manifest.save()  # armed: what --resume needs of these nodes is on disk
             late = time.time() > start_at
             if plan.lead.cover(live_s, late):
                 common.say("%sarm round of %s took %.2f s%s: lead now %.1f s" % (
@@ -418,7 +482,7 @@ class Rounds:
                     if arm_dt > live_s + 0.5 else "", plan.lead.s))
             if attempt > 1 or not late or self.stop_signal:
                 break
-            missed = self.missed_start(tag, nodes, res, sdir)
+            missed = [n for n in nodes if res[n].reason == START_MISSED]
             if not missed:
                 break
             armed = [n for n in nodes if res[n].rc in (0, None) and not res[n].timeout and
@@ -428,8 +492,8 @@ class Rounds:
                            tag, len(missed), "" if len(missed) == 1 else "s", plan.lead.s))
             if armed:
                 self.run("stop-" + tag, armed, plan.at_state_args(
-                    sdir, "stop", "--signal", "TERM", "--wait", "30"), plan.poll_timeout + 30,
-                    honour_stop=False)
+                    sdir, "stop", "--signal", "TERM", "--wait", "30", "--kill"),
+                    plan.poll_timeout + 30, honour_stop=False)
             start_at = time.time() + plan.lead.s
             for k, r in enumerate(rnds):
                 r["start_at"] = round(start_at + k * interval, 6)
@@ -439,22 +503,26 @@ class Rounds:
             attempt += 1
         return res, sdir, start_at
 
-    def missed_start(self, tag, nodes, res, sdir):
-        """The nodes of an arm round that failed because the start had passed: their armed
-        run's state says so (reason start_missed), read in a status round."""
-        failed = [n for n in nodes if res[n].rc not in (0, None) and not res[n].timeout]
+    def failure_reasons(self, tag, nodes, res, sdir):
+        """The machine reason of each node that failed to arm (start_missed, busy, no_space...),
+        from its armed run's state, read in one status round, into its outcome."""
+        failed = [n for n in nodes if res[n].rc not in (0, None) and not res[n].timeout and
+                  not res[n].aborted and res[n].rc != 255]
         if not failed:
-            return []
-        states, _dt = self.run("missed-" + tag, failed, self.plan.at_state_args(
+            return
+        states, _dt = self.run("why-" + tag, failed, self.plan.at_state_args(
             sdir, "status", "--format", "json"), self.plan.poll_timeout, honour_stop=False)
-        return [n for n in failed if state_reason(parse_state(states[n])) == START_MISSED]
+        for n in failed:
+            reason = state_reason(parse_state(states[n]))
+            if reason is not None:
+                res[n].reason = reason
 
-    def collect_status(self, tag, pending, sdir, start_at, last_start):
+    def collect_status(self, tag, pending, sdir, start_at, last_start, part, rep, lease):
         """Poll `stagebench status` on the armed nodes until each is final: from the start,
         then at a pace the status round's own duration sets (at least 1 s, at most 30 s apart
         late in a long part). A signal stops them (`stagebench stop`, the same signal); past
         --timeout after the start, SIGTERM. Returns {node: status object, or None}."""
-        poll = StatusPoll(self, tag, pending, sdir)
+        poll = StatusPoll(self, tag, pending, sdir, part, rep)
         next_poll = start_at + 0.5
         deadline = last_start + self.plan.timeout
         while poll.pending:
@@ -467,11 +535,13 @@ class Rounds:
             if poll.stopped_long_ago():
                 break
             # the next poll after twice what it should cost (the waves of the nodes still
-            # pending, at the fan-out), at least 1 s and at most 30 s apart
+            # pending, at the fan-out), at least 1 s and at most 30 s apart, and often enough
+            # that each node's lease is renewed three times within its length
             fan = int(self.plan.engine.fan(polled))
             est = pdt * math.ceil(len(poll.pending) / float(fan)) / math.ceil(len(polled) /
                                                                                 float(fan))
-            next_poll = time.time() + max(1.0, min(30.0, 2.0 * est))
+            most = min(30.0, max(1.0, lease / 3.0 - est))
+            next_poll = time.time() + max(1.0, min(most, 2.0 * est))
         return poll.got
 
     # -- the summaries copied back
@@ -534,10 +604,14 @@ def summary_node(path):
 
 
 class StatusPoll:
-    """The status rounds of one armed part: what each node's state is, a stop sent once."""
+    """The status rounds of one armed part (part: the first of those armed together, rep):
+    what each node's state is, its lease renewed, its clock offset measured where the engine
+    can talk to it; a stop sent once."""
 
-    def __init__(self, rounds, tag, pending, sdir):
+    def __init__(self, rounds, tag, pending, sdir, part, rep):
         self.rounds = rounds
+        self.part = part
+        self.rep = rep
         self.tag = tag
         self.sdir = sdir
         self.pending = list(pending)
@@ -565,7 +639,7 @@ class StatusPoll:
         self.stop_sent = sig
         self.stop_at = time.time()
         rounds.run("stop-" + self.tag, self.pending, rounds.plan.at_state_args(
-            self.sdir, "stop", "--signal", sig, "--wait", "30"),
+            self.sdir, "stop", "--signal", sig, "--wait", "30", "--kill"),
             rounds.plan.poll_timeout + 30, honour_stop=False)
         return True
 
@@ -576,11 +650,19 @@ class StatusPoll:
         a node stopped by its own limit does not slow)."""
         self.polls += 1
         polled = list(self.pending)
+        plan = self.rounds.plan
+        talk = clocksync.Exchange(clocksync.SAMPLES) if plan.engine.can_talk else None
+        args = ["status", "--format", "json", "--renew"] + (["--clock"] if talk else [])
         t0 = time.time()
         res, pdt = self.rounds.run("status-%s-%d" % (self.tag, self.polls), polled,
-                                   self.rounds.plan.at_state_args(self.sdir, "status",
-                                                                  "--format", "json"),
-                                   self.rounds.plan.poll_timeout, honour_stop=False)
+                                   plan.at_state_args(self.sdir, *args), plan.poll_timeout,
+                                   honour_stop=False, talk=talk)
+        if talk is not None:
+            got, why = talk.results(polled, clocksync.read_cost_s(), time.time())
+            self.rounds.manifest.measurement(
+                {"when": "status", "part": self.part, "rep": self.rep, "round": self.polls},
+                got, {n: w for n, w in why.items() if not res[n].aborted},
+                self.rounds.name_of, at=t0)
         for n in polled:
             st = parse_state(res[n])
             if st is not None and st.get("status") in FINAL:

@@ -35,7 +35,10 @@ def skip_file(why):
 
 
 def setup_from_argv():
-    """argv: test.py BINARY SOURCE_DIR [unittest args]."""
+    """argv: test.py BINARY SOURCE_DIR [unittest args]. Without STAGEBENCH_LOCK_DIR, the runs
+    of this process (its nodes, local or over the private sshd) take their node locks in a
+    temporary directory of their own, not the machine's, where another test's nodes of the same
+    names hold them."""
     global BINARY, SOURCE, SCRIPTS
     if len(sys.argv) < 3:
         sys.exit("usage: %s STAGEBENCH_BINARY SOURCE_DIR" % sys.argv[0])
@@ -43,6 +46,10 @@ def setup_from_argv():
     SOURCE = os.path.abspath(sys.argv[2])
     SCRIPTS = os.path.join(SOURCE, "scripts")
     del sys.argv[1:3]
+    if not os.environ.get("STAGEBENCH_LOCK_DIR"):
+        locks = tempfile.mkdtemp(prefix="stagebench-locks-")
+        atexit.register(shutil.rmtree, locks, True)
+        os.environ["STAGEBENCH_LOCK_DIR"] = os.path.join(locks, "locks")
     sys.path.insert(0, SCRIPTS)
     try:
         importlib.import_module("ClusterShell")
@@ -96,6 +103,12 @@ def env():
     e.pop("STAGEBENCH_NODE", None)
     e.pop("STAGEBENCH_SCALE", None)
     return e
+
+
+def node_env():
+    """What every node of a test gets in its environment beside its name (over ssh too):
+    this process's lock directory."""
+    return {"STAGEBENCH_LOCK_DIR": os.environ["STAGEBENCH_LOCK_DIR"]}
 
 
 def run_script(name, args, timeout=240, python=None, check_traceback=True, **kw):
@@ -233,7 +246,8 @@ def SshServer(base):
                           "  User %s" % self.user, "  IdentityFile %s" % self.user_key,
                           "  IdentitiesOnly yes", "  StrictHostKeyChecking no",
                           "  UserKnownHostsFile /dev/null", "  BatchMode yes",
-                          "  LogLevel ERROR", "  SetEnv STAGEBENCH_NODE=%s" % a, ""]
+                          "  LogLevel ERROR", "  SetEnv STAGEBENCH_NODE=%s %s" % (a, " ".join(
+                              "%s=%s" % kv for kv in sorted(node_env().items()))), ""]
             with open(path, "w") as f:
                 f.write("\n".join(lines))
             return path
@@ -244,7 +258,7 @@ def SshServer(base):
             return sshd.SshServer.mount(self, remote_dir, mountpoint, options)
 
     return TestSshServer(tempfile.mkdtemp(prefix="sshd-", dir=base),
-                         accept_env=("STAGEBENCH_NODE",))
+                         accept_env=("STAGEBENCH_NODE", "STAGEBENCH_LOCK_DIR"))
 
 
 def is_mounted(path):
