@@ -426,6 +426,12 @@ class Launcher:
         # the summaries' file name: the part's, or the test's when one arm round runs several
         name = parts[0] if len(parts) == 1 else test
         interval = plan.interval if len(parts) > 1 else 0.0
+        if nodes and not (plan.armed and plan.engine.can_talk):
+            # the clock offsets next to this part (armed over a conversation, every status
+            # round measures them)
+            self.measure_clocks([n for n in nodes if n in self.infos],
+                                "clock-%s-rep%d" % (name, rep),
+                                {"when": "before", "part": parts[0], "rep": rep})
         start_at = time.time() + plan.lead.s
         rnds = []
         for k, part in enumerate(parts):
@@ -446,6 +452,11 @@ class Launcher:
         else:
             res, dt = rounds.run("run-%s-rep%d" % (name, rep), nodes,
                                  plan.run_args(name, rep, start_at), plan.lead.s + plan.timeout)
+        if not (plan.armed and plan.engine.can_talk) and not rounds.stop_signal:
+            # and after it: a step between the two is a step during the part, not before it
+            self.measure_clocks([n for n in rounds.live(nodes) if n in self.infos],
+                                "clock-after-%s-rep%d" % (name, rep),
+                                {"when": "after", "part": parts[-1], "rep": rep})
         ungathered = rounds.gather(nodes, name, rep) if plan.gather == "rcopy" else {}
         self.after_run(rnds, res, dt, name, rep, ungathered)
         return rnds

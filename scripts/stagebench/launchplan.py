@@ -445,7 +445,8 @@ class Plan:
         suffix = "%s.rep%d.json" % (name, rep)
         shared = self.rundir if self.gather == "shared" else ""
         return remote.command("arm", shared, suffix, self.scratch,
-                              sname or self.state_name(name, rep), self.stagebench, *base)
+                              sname or self.state_name(name, rep),
+                              "clock" if self.engine.can_talk else "", self.stagebench, *base)
 
     def at_state_args(self, sdir, *command):
         """`stagebench COMMAND STATE_DIR ARG...` on an armed part's state directory sdir (its

@@ -5,8 +5,9 @@
 # value reaches it as a positional argument, never as a word of the script. ACTION:
 #   named BINARY ARG...                        BINARY ARG... --node NAME
 #   run RESULTS SUFFIX SCRATCH BINARY ARG...   a run in the foreground (its pid file in SCRATCH)
-#   arm RESULTS SUFFIX SCRATCH STATE BINARY ARG...
-#                                              a run armed (--detach SCRATCH/STATE.NAME)
+#   arm RESULTS SUFFIX SCRATCH STATE CLOCK BINARY ARG...
+#                                              a run armed (--detach SCRATCH/STATE.NAME),
+#                                              then, CLOCK "clock", `stagebench clock`
 #   atstate STATE [BINARY COMMAND ARG...]      BINARY COMMAND STATE.NAME ARG... (status, stop),
 #                                              or the tail of that armed run's log
 #   stop SCRATCH SIGNAL                        signal the run whose pid file is in SCRATCH
@@ -101,12 +102,17 @@ run)
 	;;
 arm)
 	# stagebench makes the state directory SCRATCH/STATE.NAME (mode 0700) and refuses one
-	# that exists.
-	results=$1 suffix=$2 dir=$3 state=$4
-	shift 4
+	# that exists. CLOCK "clock": once armed, the node's clock answers the launcher's
+	# timestamps over this connection (`stagebench clock`), its offset next to the start.
+	results=$1 suffix=$2 dir=$3 state=$4 clock=$5
+	shift 5
 	scratch "$dir"
 	if [ -n "$results" ]; then out="$results/$n.$suffix"; else out="$dir/$n.$suffix"; fi
-	exec "$@" --node "$n" --out "$out" --detach "$dir/$state.$n"
+	if [ "$clock" != clock ]; then
+		exec "$@" --node "$n" --out "$out" --detach "$dir/$state.$n"
+	fi
+	"$@" --node "$n" --out "$out" --detach "$dir/$state.$n" || exit
+	exec "$1" clock --node "$n"
 	;;
 atstate)
 	state="$1.$n"

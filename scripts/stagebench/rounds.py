@@ -462,10 +462,16 @@ class Rounds:
                 r["lease_s"] = lease
             self.manifest.save()
             t0 = time.time()
+            talk = clocksync.Exchange(clocksync.SAMPLES) if plan.engine.can_talk else None
             res, arm_dt = self.run("arm-" + tag, nodes,
                                    plan.arm_args(name, parts, rep, start_at, sname,
                                                  force=attempt > 1, lease=lease),
-                                   max(plan.lead.s, 10.0), honour_stop=False)
+                                   max(plan.lead.s, 10.0), honour_stop=False, talk=talk)
+            if talk is not None:  # the offsets next to the start, from the arm round
+                armed_ok = [n for n in nodes if res[n].rc == 0]
+                got, why = talk.results(armed_ok, clocksync.read_cost_s(), time.time())
+                self.manifest.measurement({"when": "before", "part": parts[0], "rep": rep},
+                                          got, why, self.name_of, at=t0)
             self.failure_reasons(tag, nodes, res, sdir)
             live_s = live_round_s(res, [n for n in nodes if res[n].rc in (0, None) and not
                                         res[n].timeout and not res[n].aborted],
