@@ -76,8 +76,9 @@ class Exchange(object):
 
     EOF = object()
 
-    def __init__(self, samples=SAMPLES):
+    def __init__(self, samples=SAMPLES, before=()):
         self.k = samples
+        self.before = tuple(before)  # schemas of JSON lines the command prints before its header
         self.header = {}  # node -> the header line's object
         self.samples = {}  # node -> [(send_ns, node_ns, recv_ns)]
         self.errors = {}  # node -> why its offset is not measured
@@ -99,7 +100,7 @@ class Exchange(object):
                 head = json.loads(line) if line.lstrip().startswith("{") else None
             except ValueError:
                 head = None
-            if head is None:
+            if head is None or isinstance(head, dict) and head.get("schema") in self.before:
                 self._junk[node] = self._junk.get(node, 0) + 1
                 if self._junk[node] <= JUNK_LINES:
                     return None

@@ -657,7 +657,8 @@ class StatusPoll:
         self.polls += 1
         polled = list(self.pending)
         plan = self.rounds.plan
-        talk = clocksync.Exchange(clocksync.SAMPLES) if plan.engine.can_talk else None
+        talk = clocksync.Exchange(clocksync.SAMPLES, before=(STATE_SCHEMA,)) \
+            if plan.engine.can_talk else None
         args = ["status", "--format", "json", "--renew"] + (["--clock"] if talk else [])
         t0 = time.time()
         res, pdt = self.rounds.run("status-%s-%d" % (self.tag, self.polls), polled,

@@ -368,6 +368,16 @@ def check_offsets(case, man, nodes, method):
         case.assertEqual(sorted(c[when]), sorted(nodes))
         for n, e in c[when].items():
             case.assertLessEqual(abs(e["offset_s"]), e["uncertainty_s"], (when, n, e))
+    # every measurement of the run (next to each part: armed, the arm round and the status
+    # rounds) measured every node, and found this one machine's clock within its uncertainty
+    whens = [m["next_to"]["when"] for m in c["measurements"]]
+    if man["launcher"]["armed"] and method == "exchange":
+        case.assertIn("status", whens)
+    for m in c["measurements"]:
+        case.assertEqual((sorted(m["nodes"]), m["unmeasured"]), (sorted(nodes), {}),
+                         m["next_to"])
+        for n, e in m["nodes"].items():
+            case.assertLessEqual(abs(e["offset_s"]), e["uncertainty_s"] + 1e-3, (m, n))
 
 
 def p_stdout(case, rundir):
