@@ -149,6 +149,43 @@ class SlurmLaunch(ct.TempDirCase):
         self.assertEqual(glob.glob(os.path.join(self.path("stage"), "**", "*.tmp*"),
                                    recursive=True), [])
 
+    def test_scancel_mid_part(self):
+        """scancel of the allocation while test 4's first part waits for its start: the
+        launcher sees the job's end, stops its rounds with the cause named (not a guess such
+        as an older stagebench), keeps what arrived, finishes the manifest and reports."""
+        proc = subprocess.Popen(["salloc", "-N2", "--exclusive"] + self.launcher(
+            "cancel", ["--lead", "15"], ["4"]), env=self.env(), cwd=CLUSTER.dir,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            universal_newlines=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        rundir = self.path("results", "cancel")
+        deadline = time.monotonic() + 120
+        started = False
+        while time.monotonic() < deadline and not started:
+            time.sleep(0.2)
+            try:
+                man = ct.load(os.path.join(rundir, "manifest.json"))
+            except (OSError, ValueError):
+                continue
+            started = any(r["kind"] == "run" for r in man["rounds"])
+        self.assertTrue(started, "no run round within 120 s")
+        time.sleep(3.0)
+        jobs = CLUSTER.run(["squeue", "-h", "-o", "%i"])[1].split()
+        self.assertEqual(len(jobs), 1, jobs)
+        CLUSTER.run(["scancel", jobs[0]])
+        out, err = proc.communicate(timeout=180)
+        text = out + err
+        self.assertNotIn("Traceback", text)
+        self.assertNotIn("an older stagebench", text)
+        self.assertIn("the Slurm job %s ended" % jobs[0], err)
+        man = ct.load(os.path.join(rundir, "manifest.json"))
+        self.assertIsNotNone(man["finished_at"], text)
+        self.assertIn("the Slurm job %s ended" % jobs[0], man["interrupted"])
+        runs = [r["part"] for r in man["rounds"] if r["kind"] == "run"]
+        self.assertEqual(runs, ["4a"], "rounds went on against the ended job")
+        with open(os.path.join(rundir, "report.txt")) as f:
+            self.assertIn("the Slurm job %s ended" % jobs[0], f.read())
+
     def test_ctrl_c(self):
         self.interrupt(signal.SIGINT, "int")
 
