@@ -233,3 +233,28 @@ def need(module):
     except ImportError:
         say("needs %s" % NEEDS.get(module, "the Python module " + module))
         sys.exit(EXIT_USAGE)
+
+
+def write_stdout(text):
+    """text on stdout, flushed; True, or False once said on stderr why it could not be
+    written (a full disk, a closed descriptor). A reader that went away (a closed pipe) is not
+    an error. After a failure what is left in stdout's buffer is dropped, so that the
+    interpreter's own flush at exit neither fails again nor prints a traceback."""
+    try:
+        if sys.stdout is None:
+            raise OSError(9, os.strerror(9))
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return True
+    except BrokenPipeError:
+        ok = True
+    except OSError as e:
+        say("error: cannot write stdout: %s" % errno_text(e))
+        ok = False
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.close(fd)
+    except OSError:
+        pass
+    return ok

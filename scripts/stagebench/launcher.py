@@ -8,7 +8,6 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 import time
 
 from . import clocksync
@@ -577,10 +576,9 @@ class Launcher:
             files.write_atomic(os.path.join(self.plan.rundir, common.REPORT_JSON),
                                model.to_json(result))
             histhook.after_launch(self.plan.rundir, result)  # into the history
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            printed = common.write_stdout(text)
             if rc is None:
-                rc = result.exit_code
+                rc = result.exit_code if printed else common.EXIT_FAILED
         elif rc is None:
             bad = any(r.get("failed") for r in self.manifest.doc["rounds"]
                       if r["kind"] == "run")

@@ -448,6 +448,12 @@ class Plan:
                               sname or self.state_name(name, rep),
                               "clock" if self.engine.can_talk else "", self.stagebench, *base)
 
+    def status_args(self, sdir):
+        """A status round's command on an armed part: its state, its lease renewed, and, where
+        the engine can talk to the node, its clock's timestamps after the state line."""
+        return self.at_state_args(sdir, "status", "--format", "json", "--renew",
+                                  *(["--clock"] if self.engine.can_talk else []))
+
     def at_state_args(self, sdir, *command):
         """`stagebench COMMAND STATE_DIR ARG...` on an armed part's state directory sdir (its
         node's name added), or the tail of its log (no command)."""
@@ -481,15 +487,19 @@ class DryRun:
     def __init__(self, plan):
         self.plan = plan
         self.nodes_file = os.path.join(plan.rundir, "logs", "NNN-ROUND.nodes")
+        self.lines = []
+
+    def out(self, text):
+        self.lines.append(text)
 
     def show(self, what, nodes, args, timeout):
         cmd = self.plan.engine.describe(self.nodes_file, nodes, remote.shown(args), timeout)
-        print("%s on %s:\n    %s" % (what, nodeset_fold(nodes), " ".join(
+        self.out("%s on %s:\n    %s" % (what, nodeset_fold(nodes), " ".join(
             shlex.quote(c) for c in cmd)))
 
     def print(self):
         plan, e = self.plan, self.plan.engine
-        print("dry run: %d node%s %s via %s%s; run id %s; results %s; nothing is run" % (
+        self.out("dry run: %d node%s %s via %s%s; run id %s; results %s; nothing is run" % (
             len(plan.nodes), "" if len(plan.nodes) == 1 else "s", nodeset_fold(plan.nodes),
             e.name, " -R exec" if e.exec_mode else "", plan.run_id, plan.rundir))
         self.show("info round (measures the launch time)", plan.nodes, plan.info_args(),
@@ -499,9 +509,9 @@ class DryRun:
                       "the last part)" % clocksync.SAMPLES, plan.nodes, plan.clock_args(),
                       plan.info_timeout)
         else:
-            print("clock offsets: from the info round (one-shot: bounded by its duration); "
+            self.out("clock offsets: from the info round (one-shot: bounded by its duration); "
                   "again with an info round after the last part")
-        print("clock tolerance: --max-offset %g s%s" % (
+        self.out("clock tolerance: --max-offset %g s%s" % (
             plan.max_offset, "; --require-sync refuses to start beyond it"
             if plan.args.require_sync else ""))
         prep_nodes = self.servers()
@@ -511,15 +521,16 @@ class DryRun:
                 t = self.test(rep, test, parts, prep_nodes, t)
         if plan.args.clean and plan.replica_tests():
             self.show("clean", prep_nodes, plan.clean_args(plan.replica_tests()), 600)
-        print("then: stagebench-collect %s" % shlex.quote(plan.rundir))
-        return common.EXIT_OK
+        self.out("then: stagebench-collect %s" % shlex.quote(plan.rundir))
+        ok = common.write_stdout("".join(line + "\n" for line in self.lines))
+        return common.EXIT_OK if ok else common.EXIT_FAILED
 
     def servers(self):
         """The servers and their preparers as --servers gives them (else said to come from the
         info round); returns the preparers' names."""
         plan = self.plan
         if plan.servers is None:
-            print("servers: from the mount source of each node's --dir in the info round; "
+            self.out("servers: from the mount source of each node's --dir in the info round; "
                   "one preparer per server")
             return ["PREPARERS"]
         by = {}
@@ -527,7 +538,7 @@ class DryRun:
             by.setdefault(plan.servers[n], []).append(n)
         pre = {s: ns[0] for s, ns in by.items()}
         for s in sorted(by, key=common.natural_key):
-            print("server %s: %s (preparer %s)" % (s, nodeset_fold(by[s]), pre[s]))
+            self.out("server %s: %s (preparer %s)" % (s, nodeset_fold(by[s]), pre[s]))
         return sorted(pre.values(), key=common.natural_key)
 
     def test(self, rep, test, parts, prep_nodes, t):
@@ -542,9 +553,9 @@ class DryRun:
         for group in plan.part_groups(test, parts):
             part = group[0] if len(group) == 1 else test
             if plan.drops_before(test):
-                print("rep %d: before %s, on this host: %s" % (
+                self.out("rep %d: before %s, on this host: %s" % (
                     rep, part, " ".join(shlex.quote(w) for w in plan.server_drop)))
-            print("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is added to "
+            self.out("rep %d: part %s starts at %.3f (%s; the lead, at least %.0f s, is added to "
                   "the time the round is launched)%s" % (
                       rep, group[0], t, common.utc(t), plan.lead.s,
                       "; then every %g s: %s" % (plan.interval, " ".join(group[1:]))
@@ -559,10 +570,10 @@ class DryRun:
         if plan.armed:
             sdir = plan.state_dir(plan.state_name(part, rep))
             self.show("    arm %s (returns once the node waits for the start)" % part, nodes,
-                      plan.arm_args(part, group, rep, t), max(plan.lead.s, 10.0))
-            self.show("    then, from the start until every node is done: status", nodes,
-                      plan.at_state_args(sdir, "status", "--format", "json"),
-                      plan.poll_timeout)
+                      plan.arm_args(part, group, rep, t, lease=plan.lease_for(plan.lead.s)),
+                      max(plan.lead.s, 10.0))
+            self.show("    then, from the start until every node is done: status (the "
+                      "lease renewed)", nodes, plan.status_args(sdir), plan.poll_timeout)
         else:
             self.show("    run %s" % part, nodes, plan.run_args(part, rep, t),
                       plan.lead.s + plan.timeout)

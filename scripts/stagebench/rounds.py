@@ -659,10 +659,9 @@ class StatusPoll:
         plan = self.rounds.plan
         talk = clocksync.Exchange(clocksync.SAMPLES, before=(STATE_SCHEMA,)) \
             if plan.engine.can_talk else None
-        args = ["status", "--format", "json", "--renew"] + (["--clock"] if talk else [])
         t0 = time.time()
         res, pdt = self.rounds.run("status-%s-%d" % (self.tag, self.polls), polled,
-                                   plan.at_state_args(self.sdir, *args), plan.poll_timeout,
+                                   plan.status_args(self.sdir), plan.poll_timeout,
                                    honour_stop=False, talk=talk)
         if talk is not None:
             got, why = talk.results(polled, clocksync.read_cost_s(), time.time())

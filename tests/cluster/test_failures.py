@@ -134,9 +134,30 @@ class Launcher(ct.TempDirCase):
             self.assertEqual(out.count("part %s starts at" % part), 2)
         self.assertIn("--start-at", out)
         self.assertIn("'/stage/x y'", out)  # quoted for the remote shell
-        self.assertIn("--rcopy", out)
+        self.assertIn(" sh send ", out)  # copied back: each node prints its own summary
+        self.assertIn("--lease ", out)
+        self.assertIn("status --format json --renew --clock", out)
         self.assertIn("clush", out)
         self.assertFalse(os.path.exists(self.path("r")))
+        # into a full disk, or a pipe its reader closed: one line, never a traceback
+        with open("/dev/full", "w") as full:
+            p = subprocess.run(ct.command("stagebench-cluster") + [
+                "-w", "node[1-4]", "--results", self.path("r"), "--dry-run",
+                "--local-stagebench", "none", "1a"], stdout=full, stderr=subprocess.PIPE,
+                universal_newlines=True, env=ct.env(), timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, "stagebench-cluster: error: cannot write stdout: No space "
+                                   "left on device\n")
+        cmd = ct.command("stagebench-cluster") + ["-w", "node[1-4]", "--results",
+                                                   self.path("r"), "--dry-run",
+                                                   "--local-stagebench", "none", "1a"]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=ct.env())
+        proc.stdout.close()  # the reader went away at once
+        err = proc.stderr.read().decode()
+        proc.wait(timeout=60)
+        proc.stderr.close()
+        self.assertEqual((proc.returncode, err), (0, ""))
 
     def test_report_of_many_under_a_sigterm_handler(self):
         """70 summaries are read by a pool of forked workers. In a process with a SIGTERM
