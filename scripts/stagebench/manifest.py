@@ -125,6 +125,13 @@ class Manifest:
         """{node name: its offset entry} measured before the first part."""
         return self.doc["clock"].get("start") or {}
 
+    def round_time(self, round_name, count, at, seconds):
+        """Every round's name, node count, start and duration (launch.rounds), kept in memory
+        and written with the manifest's next save: what each kind of round costs at this
+        scale."""
+        self.doc["launch"].setdefault("rounds", []).append(
+            {"round": round_name, "nodes": count, "at": round(at, 3), "s": round(seconds, 3)})
+
     def engine_error(self, round_name, text):
         """A round that the engine (ClusterShell, pdsh, srun) ended with an error of its own:
         the round's name and the error, kept; the run went on with what answered."""
@@ -148,12 +155,13 @@ class Manifest:
                                                          why.items()}
         self.save()
 
-    def measurement(self, next_to, got, why, name_of, at=None):
+    def measurement(self, next_to, got, why, name_of, at=None, method=None):
         """One measurement of clock offsets (clock.measurements, in the order taken): when it
         was taken (at, default now), what it was next to ({when: before, after or status,
         part, rep, round}), the nodes measured ({name: entry}) and why the others were not."""
         self.doc["clock"].setdefault("measurements", []).append({
             "at": round(time.time() if at is None else at, 6), "next_to": dict(next_to),
+            "method": method or self.doc["clock"]["method"],
             "nodes": {name_of(n): e for n, e in got.items()},
             "unmeasured": {name_of(n): w for n, w in why.items()}})
         self.save()

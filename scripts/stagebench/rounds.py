@@ -280,6 +280,7 @@ class Rounds:
             cleanup()
         dt = time.time() - t0
         res = rnd.results()
+        self.manifest.round_time("%03d-%s" % (self.round_no, tag), len(nodes), t0, dt)
         self.check_job(res)
         why = rnd.error_text()
         if why:

@@ -25,6 +25,7 @@ by passing its own command line.
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import subprocess
@@ -41,24 +42,41 @@ from stagebench import procs as P  # noqa: E402
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def tree_usage(root):
-    """(resident KiB summed, open descriptors summed, processes) of root and its descendants."""
-    rss, fds, procs = 0, 0, 0
+def tree_usage(root, pss=False):
+    """(resident KiB summed, open descriptors summed, processes, the root's own resident KiB,
+    proportional set size KiB summed or None, the root's own descriptors) of root and its
+    descendants. PSS (smaps_rollup)
+    counts a shared page once over the processes sharing it: what the tree really costs."""
+    rss, fds, procs, own, pss_kib = 0, 0, 0, 0, 0 if pss else None
+    own_fds = 0
     for pid in [root] + P.descendants(root):
         try:
             with open("/proc/%d/statm" % pid) as f:
-                rss += int(f.read().split()[1]) * PAGE_KIB
-            fds += len(os.listdir("/proc/%d/fd" % pid))
+                r = int(f.read().split()[1]) * PAGE_KIB
+            rss += r
+            own = r if pid == root else own
+            n = len(os.listdir("/proc/%d/fd" % pid))
+            fds += n
+            own_fds = n if pid == root else own_fds
             procs += 1
+            if pss:
+                with open("/proc/%d/smaps_rollup" % pid) as f:
+                    for line in f:
+                        if line.startswith("Pss:"):
+                            pss_kib += int(line.split()[1])
+                            break
         except (OSError, IndexError, ValueError):
             continue
-    return rss, fds, procs
+    return rss, fds, procs, own, pss_kib, own_fds
 
 
-def measure(cmd, env=None, interval=0.02, timeout=900):
+def measure(cmd, env=None, interval=0.02, timeout=1800):
     """Run cmd (a list: the launcher) to its end, sampling its process tree; a dict with
-    rc, wall_s, peak_rss_kib, peak_fds, peak_procs, samples, stdout, stderr (text)."""
-    peak = {"rss": 0, "fds": 0, "procs": 0, "samples": 0}
+    rc, wall_s, peak_rss_kib, peak_fds, peak_procs, peak_own_kib (the root alone), peak_pss_kib
+    (the tree's proportional set size, sampled every tenth time), cpu_s (user and system time
+    of the tree, its reaped descendants included), samples, stdout, stderr (text)."""
+    peak = {"rss": 0, "fds": 0, "procs": 0, "own": 0, "pss": 0, "own_fds": 0, "samples": 0}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env)
@@ -66,10 +84,14 @@ def measure(cmd, env=None, interval=0.02, timeout=900):
 
     def sample():
         while not done.is_set():
-            rss, fds, procs = tree_usage(p.pid)
+            rss, fds, procs, own, pss, own_fds = tree_usage(p.pid,
+                                                            pss=peak["samples"] % 10 == 0)
+            peak["own_fds"] = max(peak["own_fds"], own_fds)
             peak["rss"] = max(peak["rss"], rss)
             peak["fds"] = max(peak["fds"], fds)
             peak["procs"] = max(peak["procs"], procs)
+            peak["own"] = max(peak["own"], own)
+            peak["pss"] = max(peak["pss"], pss or 0)
             peak["samples"] += 1
             done.wait(interval)
 
@@ -83,8 +105,12 @@ def measure(cmd, env=None, interval=0.02, timeout=900):
     wall = time.monotonic() - t0
     done.set()
     th.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"rc": p.returncode, "wall_s": wall, "peak_rss_kib": peak["rss"],
             "peak_fds": peak["fds"], "peak_procs": peak["procs"], "samples": peak["samples"],
+            "peak_own_kib": peak["own"], "peak_pss_kib": peak["pss"], "cpu_s": cpu,
+            "peak_own_fds": peak["own_fds"],
             "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace")}
 
 
@@ -173,9 +199,18 @@ def launcher_run(nodes, count, fanout, binary, work, run_id):
     if m["rc"] != 0 or part.get("nodes_ok") != count:
         raise RuntimeError("launcher exit %s at %d nodes, %s ran: %s" % (
             m["rc"], count, part.get("nodes_ok"), m["stderr"][-800:]))
+    rounds = man["launch"].get("rounds") or []
+    kinds = {}
+    for r in rounds:  # "003-arm-null-rep1" -> arm
+        kinds.setdefault(r["round"].split("-")[1], []).append(r["s"])
+    conns = sum(r["nodes"] for r in rounds)
     m.update({"arm_s": run["arm_s"], "info_s": man["launch"]["info_s"], "lead_s": run["lead_s"],
               "spread_s": part.get("start_spread_s"), "rss_mib": m["peak_rss_kib"] / 1024.0,
-              "fds": m["peak_fds"], "procs": m["peak_procs"]})
+              "own_mib": m["peak_own_kib"] / 1024.0, "pss_mib": m["peak_pss_kib"] / 1024.0,
+              "fds": m["peak_fds"], "own_fds": m["peak_own_fds"], "procs": m["peak_procs"],
+              "rounds": len(rounds),
+              "connections": conns, "cpu_ms_conn": 1e3 * m["cpu_s"] / max(conns, 1),
+              "status_s": median(kinds.get("status", [0.0])), "kinds": kinds})
     return m
 
 
@@ -183,16 +218,43 @@ def launcher_series(nodes, counts, fanout, binary, work):
     rows = []
     for count in counts:
         m = launcher_run(nodes, count, fanout, binary, work, "scale%d" % count)
-        print("launcher %5d nodes, fan-out %3d: arm round %6.2f s (info round %6.2f s, lead "
-              "%5.1f s), whole run %6.1f s, launch host peak %6.1f MiB RSS, %5d fds, %4d "
-              "processes, start spread %s"
-              % (count, fanout, m["arm_s"], m["info_s"], m["lead_s"], m["wall_s"],
-                 m["rss_mib"], m["fds"], m["procs"],
+        print("launcher %5d nodes, fan-out %3d: info round %6.2f s, arm round %6.2f s (lead "
+              "%5.1f s), status round %6.2f s (median), %d rounds, whole run %6.1f s; launch "
+              "host peak %6.1f MiB RSS summed (the launcher alone %6.1f MiB, the tree's PSS "
+              "%6.1f MiB), %5d fds (the launcher's own %4d), %4d processes; CPU %6.1f s, %5.1f ms a connection (%d); "
+              "start spread %s"
+              % (count, fanout, m["info_s"], m["arm_s"], m["lead_s"], m["status_s"],
+                 m["rounds"], m["wall_s"], m["rss_mib"], m["own_mib"], m["pss_mib"], m["fds"],
+                 m["own_fds"], m["procs"], m["cpu_s"], m["cpu_ms_conn"], m["connections"],
                  "%.3f ms" % (m["spread_s"] * 1e3) if m["spread_s"] is not None else "-"))
         sys.stdout.flush()
-        rows.append((count, fanout, {"arm_s": m["arm_s"], "rss_mib": m["rss_mib"],
-                                     "fds": m["fds"], "wall_s": m["wall_s"]}))
+        rows.append((count, fanout, dict((k, m[k]) for k in (
+            "info_s", "arm_s", "status_s", "rss_mib", "own_mib", "pss_mib", "fds", "own_fds",
+            "wall_s",
+            "cpu_ms_conn", "rounds"))))
     return rows
+
+
+def model(rows, fanout, nodes=10000):
+    """What the fits say of a run at nodes (one part): the launcher's own memory from the fit
+    over nodes, the tree's PSS from the one over connections in flight, a short round's time
+    from the one over waves, and the launch host's CPU: a round's connections times the CPU a
+    connection costs (their mean), over the round's time, in busy cores."""
+    def fitted(key, xfun, x):
+        a, b = fit([xfun(r[0], r[1]) for r in rows], [r[2][key] for r in rows])
+        return a + b * x
+    waves = -(-nodes // fanout)
+    own = fitted("own_mib", lambda n, f: n, nodes)
+    pss = fitted("pss_mib", lambda n, f: min(n, f), min(nodes, fanout))
+    info = fitted("info_s", lambda n, f: -(-n // f), waves)
+    status = fitted("status_s", lambda n, f: -(-n // f), waves)
+    cpu_ms = sum(r[2]["cpu_ms_conn"] for r in rows) / len(rows)
+    cpu_round = nodes * cpu_ms / 1e3
+    print("model of %d nodes at fan-out %d (%d waves): the launcher %.0f MiB, the tree's PSS "
+          "%.0f MiB in flight; an info round %.1f s, a status round %.1f s; a round's launch-host "
+          "CPU %.0f s (%.1f ms a connection), %.1f busy cores over an info round"
+          % (nodes, fanout, waves, own, pss, info, status, cpu_round, cpu_ms,
+             cpu_round / max(info, 1e-9)))
 
 
 def print_fits(rows, xfun, xname, predict, keys=("wall_s", "rss_mib", "fds")):
@@ -286,7 +348,13 @@ def main_launcher(a):
             print("fit over waves, ceil(nodes / fan-out %d):" % a.fanout)
             print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("arm_s",))
             print("fit over connections in flight, min(nodes, fan-out %d):" % a.fanout)
-            print_fits(rows, lambda n, f: min(n, f), "in_flight", big, ("rss_mib", "fds"))
+            print_fits(rows, lambda n, f: min(n, f), "in_flight", big,
+                       ("pss_mib", "fds", "own_fds"))
+            print("fit over node count, the launcher alone:")
+            print_fits(rows, lambda n, f: n, "nodes", big, ("own_mib",))
+            print("fit over waves, the info and status rounds:")
+            print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("info_s", "status_s"))
+            model(rows, a.fanout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
