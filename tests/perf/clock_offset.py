@@ -4,7 +4,9 @@
 exchanges through `clush -R exec` (ClusterShell's exec worker, as stagebench-sim runs nodes) and
 through ssh to a private sshd on 127.0.0.1 (the clush engine's ssh worker, as on a cluster:
 sshnodes.py's node names, strict host keys),
-beside the one-shot bound of an info round (the method of pdsh and srun).
+beside the one-shot bound of an info round (the method of pdsh), and what the exchange that
+every status round of an armed part carries costs that round (armed nodes over ssh, status
+rounds with and without --clock, alternately).
 
 Not a test: it prints figures and exits 0 once it has measured (2 when it cannot run). Every
 "node" is this machine, so the true offset is 0: each measured offset should lie within its
@@ -50,6 +52,47 @@ def info_round(engine, nodes, binary, logdir, tag):
     t1 = time.time()
     from stagebench.rounds import parse_infos
     return clocksync.from_round(parse_infos(res), t0, t1, clocksync.read_cost_s())
+
+
+def status_rounds(engine, nodes, binary, base, rounds, samples):
+    """The per-part exchange's cost: every node armed for a start far ahead (`null`), then
+    status rounds as the launcher runs them, without and with the clock exchange after the
+    state line, alternately; returns ({"plain": [round s], "clock": [round s]}, offsets
+    measured in the clock rounds)."""
+    per = '"$1/st.${STAGEBENCH_NODE}"'
+    stage = os.path.join(base, "stage")
+    os.makedirs(stage, exist_ok=True)
+    arm = ["sh", "-c", 'exec "$0" run null --scale tiny --threads 1 --dir "$2" --start-in 600 '
+           '--lease 900 --run-id clockcost --detach ' + per, binary, base, stage]
+    rnd = engine.start(nodes, arm, 60, os.path.join(base, "arm"))
+    rnd.wait(90)
+    bad = [n for n, o in rnd.results().items() if o.rc != 0]
+    if bad:
+        raise RuntimeError("could not arm %s: %s" % (bad, rnd.results()[bad[0]].err[-1:]))
+    times = {"plain": [], "clock": []}
+    got = []
+    try:
+        for r in range(rounds):
+            for kind in ("plain", "clock"):
+                cmd = ["sh", "-c", 'exec "$0" status ' + per + ' --format json --renew' +
+                       (" --clock" if kind == "clock" else ""), binary, base]
+                ex = clocksync.Exchange(samples, before=("stagebench.state/1",)) \
+                    if kind == "clock" else None
+                t0 = time.monotonic()
+                rnd = engine.start(nodes, cmd, 60, os.path.join(base, "%s%d" % (kind, r)),
+                                   talk=ex)
+                rnd.wait(90)
+                rnd.results()
+                times[kind].append(time.monotonic() - t0)
+                if ex is not None:
+                    m, _why = ex.results(nodes, clocksync.read_cost_s(), time.time())
+                    got += m.values()
+    finally:
+        stop = ["sh", "-c", 'exec "$0" stop ' + per + ' --signal TERM --wait 10', binary, base]
+        rnd = engine.start(nodes, stop, 60, os.path.join(base, "stop"))
+        rnd.wait(90)
+        rnd.results()
+    return times, got
 
 
 def line(name, entries, rounds):
@@ -105,6 +148,19 @@ def main():
                 got += m.values()
             if got:
                 line("clush over ssh, %d nodes (loopback):" % args.nodes, got, args.rounds)
+        with sshnodes.SshNodes(args.nodes, base=base, node_env=True) as ssh:
+            if ssh.error:
+                print("ssh: cannot measure: %s" % ssh.error)
+                return 2
+            ssh_engine = engines.make("clush", False, ssh.clush_args(), None)
+            times, got = status_rounds(ssh_engine, ssh.names, binary, base, args.rounds,
+                                       args.samples)
+            if got:
+                line("status rounds over ssh, %d armed nodes:" % args.nodes, got, args.rounds)
+            plain, clock = statistics.median(times["plain"]), statistics.median(times["clock"])
+            print("status round over ssh, %d armed nodes in one wave, median of %d: %.3f s "
+                  "without the exchange, %.3f s with it: %+.1f ms a status round"
+                  % (args.nodes, args.rounds, plain, clock, 1e3 * (clock - plain)))
         return 0
     finally:
         shutil.rmtree(base, True)

@@ -267,6 +267,54 @@ def print_fits(rows, xfun, xname, predict, keys=("wall_s", "rss_mib", "fds")):
                                                 ("   (predicts " + pred + ")") if pred else ""))
 
 
+def main_srun(a):
+    """The launcher through srun in a private two-node Slurm cluster on this host (the cluster
+    tests' slurmhost.py): each round's time and the launch host's CPU, a few runs. srun's
+    rounds are one srun process on the launch host whatever the node count (Slurm's own
+    daemons fan the step out), so what a round costs here is what it costs the launch host at
+    any size; how Slurm itself scales is Slurm's."""
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "cluster"))
+    import slurmhost
+    binary = os.path.abspath(a.stagebench)
+    work = tempfile.mkdtemp(prefix="stagebench-launch-srun-")
+    try:
+        with slurmhost.SlurmHost(cpus=(1, 1), base=work) as cl:
+            if cl.error:
+                print("cannot measure here: %s" % cl.error)
+                return 2
+            os.makedirs(os.path.join(work, "stage"))
+            env = cl.env()
+            env["STAGEBENCH_CATALOGUE"] = os.path.join(os.path.dirname(binary),
+                                                       "catalogue.json")
+            kinds = {}
+            cpu, runs = [], max(1, a.rounds)
+            for r in range(runs):
+                rid = "srun%d" % r
+                cmd = ["salloc", "-N2", "--exclusive", "/usr/bin/python3",
+                       os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts",
+                                    "stagebench-cluster"), "--launcher", "srun",
+                       "--stagebench", binary, "--local-stagebench", binary, "--dir",
+                       os.path.join(work, "stage"), "--results", os.path.join(work, "r"),
+                       "--run-id", rid, "--scale", "tiny", "--max-offset", "10", "null"]
+                m = measure(cmd, env=env)
+                if m["rc"] != 0:
+                    print("a run failed: %s" % m["stderr"][-800:])
+                    return 2
+                with open(os.path.join(work, "r", rid, "manifest.json")) as f:
+                    man = json.load(f)
+                for rnd in man["launch"].get("rounds") or []:
+                    kinds.setdefault(rnd["round"].split("-")[1], []).append(rnd["s"])
+                cpu.append(m["cpu_s"] / max(1, len(man["launch"].get("rounds") or [])))
+            print("launcher through srun (salloc -N2, a private Slurm on this host, %d runs of "
+                  "null): %s; the launch host's CPU %.0f ms a round (median)"
+                  % (runs, ", ".join("%s round %.2f s" % (k, median(v))
+                                     for k, v in sorted(kinds.items())),
+                     1e3 * median(cpu)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stagebench", help="binary to run on each node (--version); else true")
@@ -278,7 +326,12 @@ def main():
     ap.add_argument("--launcher", action="store_true",
                     help="measure the launcher itself, armed, with the null test (needs "
                          "--stagebench, a built binary with its catalogue.json beside it)")
+    ap.add_argument("--srun", action="store_true",
+                    help="the launcher through srun in a private two-node Slurm on this host "
+                         "(needs --stagebench): each round's time and CPU")
     a = ap.parse_args()
+    if a.srun:
+        return main_srun(a)
     if a.launcher:
         return main_launcher(a)
     counts = [int(x) for x in a.nodes.split(",")]
