@@ -1,4 +1,4 @@
-#!/bin/sh
+# shellcheck shell=sh
 # SPDX-License-Identifier: MIT
 # What stagebench-cluster runs on a node through a remote shell (clush, pdsh over ssh): this
 # whole script, its comment lines left out, sent as `sh -c SCRIPT sh ACTION ARG...`. Every
