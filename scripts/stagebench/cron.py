@@ -34,6 +34,7 @@ from . import procs
 from . import prometheus
 from . import report
 from . import reporttext
+from . import summaries
 
 LOG = "stagebench-cron.log"
 LOCK = ".stagebench-cron.lock"
@@ -55,6 +56,9 @@ included); 3 another run still holds the lock or a previous run's processes are 
 report or baseline could not be written (the cause named); 130/143 interrupted. A --prometheus
 file that cannot be written is said and logged; the status stays the run's.
 """
+
+
+RESUME_TIMEOUT_S = 3600  # a lost night's --resume: its stop and status rounds
 
 
 def build_parser():
@@ -218,6 +222,39 @@ def take_lock(results, log):
     return lockf
 
 
+def resume_lost(results, run_id, log):
+    """The previous run, when its launcher was lost before it finished (its manifest has no
+    end, and its processes here are gone: take_lock checked): `stagebench-cluster --resume`
+    asks its nodes for their state, stops what still runs there, gathers what they wrote and
+    finishes its manifest, so that no node of the last night runs beside this one. A line for
+    the report, or None when there was nothing to resume."""
+    path = os.path.join(results, run_id, common.MANIFEST)
+    try:
+        man = summaries.load_json(path)  # through the collector's door
+    except (OSError, summaries.Bad):
+        return None  # no manifest (the launcher never started it), or not one to resume
+    if not isinstance(man, dict) or man.get("finished_at") is not None:
+        return None
+    script = files.find_sibling("stagebench-cluster")
+    if not script:
+        return "the previous run %s did not finish and cannot be resumed here: no " \
+            "stagebench-cluster beside this command or on PATH" % run_id
+    cmd = [sys.executable, script, "--results", results, "--resume", run_id]
+    log("resume %s: %s" % (run_id, " ".join(cmd)))
+    try:
+        rc, _out, err = procs.run_capture(cmd, RESUME_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        rc, err = None, str(e)
+    last = [ln for ln in err.splitlines() if ln.strip()][-1:]
+    log("resume %s: exit %s%s" % (run_id, rc, ": " + last[0] if last else ""))
+    if rc in (common.EXIT_OK, common.EXIT_FAILED):
+        return "the previous run %s did not finish (its launcher was lost): resumed, its " \
+            "nodes stopped and what they wrote gathered (%s)" % (
+                run_id, "its report: ok" if rc == 0 else "its report: failed")
+    return "the previous run %s did not finish (its launcher was lost) and could not be " \
+        "resumed: %s" % (run_id, last[0] if last else "exit %s" % rc)
+
+
 def _new_run_dir(results):
     """A run id from the UTC time, unused in results, and its directory, created."""
     run_id = "cron-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime())
@@ -296,6 +333,10 @@ def main():
         notes.append("the previous run %s did not finish: its wrapper died (killed, or the "
                      "machine stopped) before it collected the run" % previous[-1][0])
         log(notes[-1])
+    if previous:
+        note = resume_lost(results, previous[-1][0], log)
+        if note:
+            notes.append(note)
 
     run_id, rundir = _new_run_dir(results)
     record(rec, "start %s" % run_id)

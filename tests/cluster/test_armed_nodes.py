@@ -146,6 +146,62 @@ class Armed(ct.TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("the run finished", p.stderr)
 
+    def test_cron_resumes_a_lost_night(self):
+        """stagebench-cron over ssh whose launcher is killed with SIGKILL while its nodes are
+        armed: that night is reported with the launcher's death; the next night first resumes
+        it (its nodes asked for their state, stopped or found orphaned, its manifest
+        finished), says so, and runs beside no node of the last night."""
+        nodes = ["nodeA", "nodeB"]
+        cfg = SSH.ssh_config(nodes)
+        results = self.path("cron")
+
+        def cron(tests, extra=()):
+            return ct.command("stagebench-cron") + [
+                "--results", results, "--", "-w", ",".join(nodes), "--launcher-option=-o",
+                "--launcher-option=-F %s" % cfg, "--stagebench", ct.BINARY, "--dir",
+                self.path("stage"), "--scratch", self.path("scratch"), "--scale", "tiny",
+                "--max-offset", "10"] + list(extra) + list(tests)
+
+        first = subprocess.Popen(cron(["4"], ["--interval", "12", "--lease", "10"]),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True, env=ct.env(),
+                                 stdin=subprocess.DEVNULL)
+        self.addCleanup(self.end, first)
+        deadline = time.monotonic() + 60
+        run_id = None
+        while run_id is None and time.monotonic() < deadline:
+            for d in sorted(os.listdir(results)) if os.path.isdir(results) else []:
+                try:
+                    man = ct.load(os.path.join(results, d, "manifest.json"))
+                except (OSError, ValueError):
+                    continue
+                if any("arm_s" in r for r in man["rounds"] if r["kind"] == "run"):
+                    run_id = d
+            time.sleep(0.1)
+        self.assertIsNotNone(run_id, "the first night was never armed")
+        launchers = [pid for pid, cmd in ct.processes_mentioning(ct.script("stagebench-cluster"))
+                     if cmd.split()[1:2] == [ct.script("stagebench-cluster")] and
+                     "--run-id %s" % run_id in cmd]
+        self.assertEqual(len(launchers), 1, launchers)
+        os.kill(launchers[0], signal.SIGKILL)
+        out, err = first.communicate(timeout=120)
+        self.assertIn("the launcher was killed by SIGKILL", out + err)
+        second = subprocess.run(cron(["null"]), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True,
+                                env=ct.env(), stdin=subprocess.DEVNULL, timeout=240)
+        text = second.stdout + second.stderr
+        self.assertIn("the previous run %s did not finish (its launcher was lost): resumed"
+                      % run_id, text)
+        man = ct.load(os.path.join(results, run_id, "manifest.json"))
+        self.assertIsNotNone(man["finished_at"])
+        self.assertIn("its launcher was lost", man["interrupted"])
+        nights = [d for d in os.listdir(results) if d.startswith("cron-") and d != run_id]
+        self.assertEqual(len(nights), 1, nights)
+        night = ct.load(os.path.join(results, nights[0], "manifest.json"))
+        run = [r for r in night["rounds"] if r["kind"] == "run"][0]
+        self.assertEqual(run["failed"], {}, text)  # no node was busy with the lost night
+        self.assertEqual(os.listdir(self.path("scratch")), [])
+
     def test_two_launchers_on_one_node(self):
         """A second launcher arming a node that the first has armed: the node refuses it (its
         lock), the second reports that node busy, naming the first run, never ok; the first
