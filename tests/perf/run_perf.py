@@ -684,6 +684,9 @@ def main():
     cpu0 = cpu_times()
     perf = Perf(args)
     perf.base = tempfile.mkdtemp(prefix="stagebench-perf-", dir=args.base)
+    # the node lock of this benchmark's runs in its own directory: another stagebench on this
+    # machine (a test, a hand run) holds the machine's, for its own node of the same name
+    os.environ["STAGEBENCH_LOCK_DIR"] = os.path.join(perf.base, "locks")
     try:
         load_small(args.stagebench)
         header(args)
