@@ -153,8 +153,11 @@ class SlurmLaunch(ct.TempDirCase):
         """scancel of the allocation while test 4's first part waits for its start: the
         launcher sees the job's end, stops its rounds with the cause named (not a guess such
         as an older stagebench), keeps what arrived, finishes the manifest and reports."""
+        # the nodes' scratch directories stay when the job is gone (no round can reach them):
+        # this test's own
         proc = subprocess.Popen(["salloc", "-N2", "--exclusive"] + self.launcher(
-            "cancel", ["--lead", "15"], ["4"]), env=self.env(), cwd=CLUSTER.dir,
+            "cancel", ["--lead", "15", "--scratch", self.path("scratch")], ["4"]),
+            env=self.env(), cwd=CLUSTER.dir,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             universal_newlines=True)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
