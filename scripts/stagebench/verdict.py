@@ -586,7 +586,10 @@ def _build_rule(facts, launcher_build, expected):
 
 
 def _cores_rule(facts):
-    """One job per core: every node ran one thread on each core it may use."""
+    """One job per core: every node ran one thread on each core it has. A binding that lets a
+    node use fewer cores than it has online (taskset, a cgroup, a Slurm allocation that is
+    not exclusive) fails it as running fewer threads does: the spec asks for a job on every
+    core of the System."""
     name = "one job per core on every node"
     few, restricted, unknown = [], [], []
     for n in sorted(facts, key=common.natural_key):
@@ -602,13 +605,13 @@ def _cores_rule(facts):
                                                                          _chosen(how)))
     if not facts:
         return Rule(rule=name, ok=False, evidence="no summary")
-    ev = few[:8] + (["cores not recorded (an older stagebench): %s" % _names(unknown)]
-                    if unknown else [])
+    ev = few[:8] + restricted[:8] + (["cores not recorded (an older stagebench): %s"
+                                      % _names(unknown)] if unknown else [])
     if not ev:
         ev = ["every node ran a thread on each of its allowed cores (%d node%s)"
               % (len(facts), "" if len(facts) == 1 else "s")]
-    return Rule(rule=name, ok=False if few else None if unknown else True,
-                evidence="; ".join(ev + restricted[:4]))
+    return Rule(rule=name, ok=False if few or restricted else None if unknown else True,
+                evidence="; ".join(ev))
 
 
 def _chosen(how):

@@ -182,6 +182,32 @@ class Cores(Case):
         self.assertEqual(rc, 0, text)  # NOT VALID alone does not change the exit status
 
 
+    def test_a_binding_of_one_core_of_two(self):
+        """n1 bound to one of this machine's two cores (taskset -c 0: it may use 1 of its 2
+        online cores), running a thread on the one it may use: one job per core is still not
+        held, the node and both counts named."""
+        if len(ct.cores()) < 2:
+            self.fail("this test needs two cores (a binding to one of two)")
+        os.makedirs(self.path("stage"))
+        at = time.time() + 1.0
+        out = self.path("n1.json")
+        p = subprocess.run(["taskset", "-c", "0", ct.BINARY, "run", "1a", "--scale", "tiny",
+                            "--dir", self.path("stage"), "--node", "n1", "--start-at",
+                            "%.6f" % at, "--out", out, "--no-progress"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=ct.env(), timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = ct.load(out)
+        self.assertEqual((s["cores"]["allowed"], s["cores"]["used"]), (1, 1), s["cores"])
+        self.assertGreaterEqual(s["cores"]["online"], 2)
+        self.write("manifest.json", manifest(["n1"]))
+        rc, text, rep, _rows = self.collect()
+        rule = rules_of(rep)["one job per core on every node"]
+        self.assertFalse(rule["ok"], rule)
+        self.assertIn("n1 may use 1 of its %d cores" % s["cores"]["online"], rule["evidence"])
+        self.assertEqual(rep["validity"]["verdict"], "NOT VALID")
+
+
 class Inconsistent(Case):
     def test_node_time_below_a_thread_and_ops_not_the_plans(self):
         """n2's 1b says a node time below its slowest thread's time; n3's 2a an operation
