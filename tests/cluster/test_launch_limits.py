@@ -204,6 +204,32 @@ class Limits(ct.TempDirCase):
         rep = ct.load(os.path.join(self.rundir("dead"), "report.json"))
         self.assertEqual(rep["parts"][0]["nodes_ok"], 2)
 
+    def test_128_core_nodes_answer_the_info_round_in_a_line(self):
+        """Two nodes of 128 cores each (hwloc's synthetic topology, HWLOC_SYNTHETIC; the
+        launcher's exec mode): each answers the info round in one line of under 2 KiB, its
+        128 threads as CPU lists, whatever its cores. (The part itself cannot bind threads
+        to synthetic CPUs: it fails, which is not what this test is about.)"""
+        env = ct.env()
+        env["HWLOC_SYNTHETIC"] = "pack:2 core:64 pu:1"
+        os.makedirs(self.path("stage"))
+        p = subprocess.run(ct.command("stagebench-cluster") + [
+            "-w", "big[1-2]", "--exec", "--stagebench", ct.BINARY, "--local-stagebench",
+            "none", "--dir", self.path("stage"), "--results", self.path("results"),
+            "--run-id", "big", "--scale", "tiny", "--max-offset", "10", "null"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env,
+            stdin=subprocess.DEVNULL, timeout=240)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertIn("info round: 2 of 2 nodes answered", p.stderr)
+        with open(self.path("results", "big", "logs", "001-info.out")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 2, lines)
+        for line in lines:
+            self.assertLess(len(line), 2048, line)
+        info = ct.load(self.path("results", "big", "info.json"))
+        for n in ("big1", "big2"):
+            self.assertEqual(info[n]["threads"]["count"], 128)
+            self.assertEqual(info[n]["threads"]["cpus"], "0-127")
+
     def test_build_tree_launcher_reports(self):
         """From the build tree, with no STAGEBENCH_CATALOGUE and no stagebench on PATH: the
         launcher reads the catalogue of the binary it launches with (--local-stagebench), and
