@@ -273,8 +273,8 @@ class Armed(ct.TempDirCase):
         self.assertNotIn("sigkill", errors)
 
     def test_scratch_of_another_user_refused(self):
-        """A --scratch that another user owns (nobody) is refused on the node before anything
-        is written in it."""
+        """A --scratch that another user owns (nobody), or a link another user planted, is
+        refused on the node before anything is written in it or through it."""
         other = self.path("theirs")
         os.makedirs(other)
         shutil.chown(other, "nobody")
@@ -282,6 +282,17 @@ class Armed(ct.TempDirCase):
         self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("is not a directory of this user or root closed to others", p.stderr)
         self.assertEqual(os.listdir(other), [])
+        # nobody plants a link in the sticky /tmp, pointing at a directory of root's, and
+        # gives it as the scratch: refused, nothing made through it
+        mine = self.path("mine")
+        os.makedirs(mine)
+        link = "/tmp/stagebench-planted-%d" % os.getpid()
+        self.addCleanup(lambda: os.path.lexists(link) and os.unlink(link))
+        subprocess.check_call(["runuser", "-u", "nobody", "--", "ln", "-s", mine, link])
+        p = self.launch(["nodeA"], "planted", ["--scratch", link], scratch=None)
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("is not a directory of this user or root closed to others", p.stderr)
+        self.assertEqual(os.listdir(mine), [])
 
     def test_four_aliases_copy_their_own_summaries(self):
         """Four node names that reach one machine, the summaries copied back (the default):
