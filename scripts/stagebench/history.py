@@ -193,52 +193,16 @@ def history_path(args):
 # ---------------------------------------------------------------------------------------------
 # Outputs
 
-def _pct(x):
-    return "%+.0f%%" % (x * 100) if x is not None else "-"
-
-
-def _day(t):
-    return time.strftime("%Y-%m-%d", time.gmtime(t)) if t else "?"
-
-
-def finding_line(f):
-    """A finding (regress.Finding) in one line."""
-    e = f.evidence
-    since = "%s (%s)" % (f.first_night, _day(f.first_started))
-    if f.kind == "node":
-        return ("node %s (server %s) part %s: %s against its own last %d nights (median "
-                "%s), %s against %d peers (%s); slow since %s" % (
-                    f.name, f.server, f.part, _pct(f.size), e.own_nights,
-                    common.fmt_time(e.own_median_s), _pct(e.against_peers), e.peers,
-                    e.peers_scope, since))
-    if f.kind == "server":
-        return ("server %s part %s: its nodes moved %s together (%d of %d judged nodes by the "
-                "tolerance or more), the other servers %s; since %s" % (
-                    f.name, f.part, _pct(f.size), e.moved, e.judged,
-                    _pct(e.others_median_move) if e.others_median_move is not None
-                    else "(none to compare)", since))
-    if f.kind == "cluster":
-        return ("every server part %s: the nodes moved %s together (%d of %d judged nodes, "
-                "%d of %d servers, by the tolerance or more); since %s" % (
-                    f.part, _pct(f.size), e.moved, e.judged, e.servers_moved, e.servers,
-                    since))
-    return ("lasting change: %s %s part %s: %s from %s, %d nights before, %d after, "
-            "p=%.2g%s" % (f.scope, f.name, f.part, _pct(f.size), since, e.nights_before,
-                          e.nights_after, e.p_value,
-                          "" if e.holds_tonight or e.direction == "faster"
-                          else " (reverted since)"))
-
-
 def to_text(doc):
     """The judgement (regress.Judgement) as text: a line, then a line per finding."""
     if doc.too_short:
         return doc.too_short + "\n"
     flagged = doc.flagged_findings()
     out = ["regressions of run %s (%s): %d flagged, %d series judged, %d nights before"
-           % (doc.run_id, _day(doc.started), len(flagged), doc.judged_series,
+           % (doc.run_id, regress.day(doc.started), len(flagged), doc.judged_series,
               doc.nights_before)]
-    out += ["FLAGGED " + finding_line(f) for f in flagged]
-    out += ["noted   " + finding_line(f) for f in doc.findings if not f.flagged]
+    out += ["FLAGGED " + regress.finding_line(f) for f in flagged]
+    out += ["noted   " + regress.finding_line(f) for f in doc.findings if not f.flagged]
     if not doc.findings:
         out.append("nothing slower than its own history and its peers, no lasting change")
     return common.safe_text("\n".join(out) + "\n")
@@ -373,7 +337,7 @@ def cmd_accept(h, args):
         raise common.UsageError("'%s' is no part of the history" % args.part)
     histdb.accept(h, kinds[0], args.name, args.part, runs[1], runs[2])
     print(common.safe_text("%s %s part %s: its series counts from %s (%s) on" % (
-        kinds[0], args.name, args.part, runs[1], _day(runs[2]))))
+        kinds[0], args.name, args.part, runs[1], regress.day(runs[2]))))
     return common.EXIT_OK
 
 
@@ -415,7 +379,7 @@ def cmd_runs(h, args):
         else:
             for r in rows:
                 buf.write("%-28s %s  %-6s %-7s %-9s %7d results%s\n" % (
-                    r["run_id"], _day(r["started"]), r["scale"] or "?", r["status"] or "?",
+                    r["run_id"], regress.day(r["started"]), r["scale"] or "?", r["status"] or "?",
                     r["validity"] or "?", r["results"],
                     ("  note: " + r["note"].replace("\n", " / ")) if r["note"] else ""))
         text = buf.getvalue()
@@ -454,7 +418,7 @@ def cmd_health(args):
     words = []
     for x in mine[:4]:
         if isinstance(x, dict):
-            words.append("%s %s since %s" % (x.get("part"), _pct(x.get("size"))
+            words.append("%s %s since %s" % (x.get("part"), regress.pct(x.get("size"))
                                              if isinstance(x.get("size"), (int, float))
                                              else "?", x.get("first_night")))
     print(common.safe_text("stagebench: %s: lasting regression: %s"

@@ -14,6 +14,7 @@ import time
 
 from . import common
 from . import histdb
+from . import regress
 from .model import Rule, StartVerdict, Validity
 
 TOP = 10          # slow nodes listed per part
@@ -320,13 +321,13 @@ def _regressions(doc, trends):
     if doc.too_short:
         out.append("<p>%s</p>" % esc(doc.too_short))
         return out
-    from .history import finding_line
     out.append('<p><span class="verdict %s">%d flagged</span> <span class="small">%d series '
                'judged, %d nights before</span></p>' % (
                    "bad" if doc.flagged else "ok", doc.flagged, doc.judged_series or 0,
                    doc.nights_before or 0))
     for i, f in enumerate(doc.findings):
-        out.append("<h3>%s%s</h3>" % ("" if f.flagged else "(noted) ", esc(finding_line(f))))
+        out.append("<h3>%s%s</h3>" % ("" if f.flagged else "(noted) ",
+                                      esc(regress.finding_line(f))))
         t = trends.get(i) if trends else None
         if t:
             out.append(trend_svg(*t))

@@ -29,7 +29,9 @@ regressions --format json` prints, and what the text, the CSV, the health file, 
 page and the Prometheus textfile are made from."""
 import math
 import statistics
+import time
 
+from . import common
 from . import histdb
 from .model import Field, Record, names
 
@@ -593,3 +595,43 @@ def judgement(version, params, tonight=None, findings=(), judge=None, too_short=
         judged_series=judge.judged if judge else 0,
         nights_before=judge.nights_before if judge else None,
         flagged=sum(1 for f in findings if f.flagged), findings=findings)
+
+
+# ---------------------------------------------------------------------------------------------
+# A finding in words
+
+
+def pct(x):
+    return "%+.0f%%" % (x * 100) if x is not None else "-"
+
+
+def day(t):
+    return time.strftime("%Y-%m-%d", time.gmtime(t)) if t else "?"
+
+
+def finding_line(f):
+    """A finding (regress.Finding) in one line."""
+    e = f.evidence
+    since = "%s (%s)" % (f.first_night, day(f.first_started))
+    if f.kind == "node":
+        return ("node %s (server %s) part %s: %s against its own last %d nights (median "
+                "%s), %s against %d peers (%s); slow since %s" % (
+                    f.name, f.server, f.part, pct(f.size), e.own_nights,
+                    common.fmt_time(e.own_median_s), pct(e.against_peers), e.peers,
+                    e.peers_scope, since))
+    if f.kind == "server":
+        return ("server %s part %s: its nodes moved %s together (%d of %d judged nodes by the "
+                "tolerance or more), the other servers %s; since %s" % (
+                    f.name, f.part, pct(f.size), e.moved, e.judged,
+                    pct(e.others_median_move) if e.others_median_move is not None
+                    else "(none to compare)", since))
+    if f.kind == "cluster":
+        return ("every server part %s: the nodes moved %s together (%d of %d judged nodes, "
+                "%d of %d servers, by the tolerance or more); since %s" % (
+                    f.part, pct(f.size), e.moved, e.judged, e.servers_moved, e.servers,
+                    since))
+    return ("lasting change: %s %s part %s: %s from %s, %d nights before, %d after, "
+            "p=%.2g%s" % (f.scope, f.name, f.part, pct(f.size), since, e.nights_before,
+                          e.nights_after, e.p_value,
+                          "" if e.holds_tonight or e.direction == "faster"
+                          else " (reverted since)"))
