@@ -37,6 +37,8 @@ HOW_TO = ("to judge the start, launch with stagebench-cluster, or measure each n
           "`stagebench clock` and give the offsets to stagebench-collect --manifest FILE "
           "(stagebench-manifest(5))")
 WHENS = ("before", "after", "status")
+# No offset or uncertainty is larger than this (s): the collector's bound of a time
+MAX_OFFSET_S = 1e7
 
 
 class Point:
@@ -136,6 +138,9 @@ def _entry_bad(e):
             return "%s is not a number" % k
     if e["uncertainty_s"] < 0:
         return "uncertainty_s is negative"
+    for k in ("offset_s", "uncertainty_s"):
+        if abs(e[k]) > MAX_OFFSET_S:  # the verdict takes offsets in integer ns
+            return "%s is beyond %g s" % (k, MAX_OFFSET_S)
     if e.get("measured_at") is not None and not _number(e["measured_at"]):
         return "measured_at is not a number"
     return None

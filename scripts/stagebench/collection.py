@@ -2,24 +2,30 @@
 """Collecting a results directory: every node summary (read and checked by summaries.py) and
 the launcher's manifest, reduced per part and repetition (a Group) to what the report needs.
 
-Summaries are parsed in worker processes in chunks and reduced to a few numbers per node and
-part as they arrive, in file-name order, so memory stays small whatever the cluster size: the
-latency histograms are merged bucket by bucket at once (exactly, as util/hist.c does), and only
-the thread times (8 bytes each, for the cluster-wide median), the few slowest threads of each
-node and one Entry per node are kept.
+Summaries are read and checked in worker processes, a chunk of files each, and reduced there:
+each file to one record (the node's facts, warnings and one Entry per part: a few numbers),
+each chunk's parts to what they add to their Group (the latency histograms merged bucket by
+bucket, exactly as util/hist.c does; the thread times, 8 bytes each, for the cluster-wide
+median; the few slowest threads). This process applies the records in file-name order (which
+copy of a node's part is a duplicate is decided here, as for one file at a time) and merges
+the chunks' sums, so memory stays small and the work is the workers' whatever the cluster size.
 """
 import array
+import bisect
+import collections
 import heapq
 import json
+import math
 import multiprocessing
+import operator
 import os
 import signal
 import threading
 
 from . import catalogue
 from . import common
-from .summaries import (Bad, Hist, OK_STATUSES, TOP_THREADS, check_manifest, load_json,
-                        read_chunk, read_summary)
+from .summaries import (Bad, Hist, OK_STATUSES, TOP_THREADS, UINT64_MAX, check_manifest,
+                        hist_last, load_json, read_summary)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,45 +79,44 @@ class NodeFacts:
             self.overrides = sorted(set(self.overrides) | set(ov))
 
 
-class Entry:
-    """One node's part: its status and the figures the report and the verdicts read."""
-
-    __slots__ = ("ok", "status", "error", "file", "node_time_s", "bytes", "ops", "threads",
+_ENTRY_FIELDS = ("ok", "status", "error", "file", "node_time_s", "bytes", "ops", "threads",
                  "start_at", "rel_min", "rel_max", "thread_median", "thread_max", "late",
                  "rel_ns", "io_ns", "late_by_s", "clock_step_s", "clock_step_total_s",
                  "step_in_wait", "residency", "residency_na", "residency_error",
                  "cache_expected", "rate_unit", "counted", "pages", "mapped_bytes",
                  "first_pass_s", "rest_pass_median_s", "origin")
 
-    def __init__(self, r, p):
-        """From a summary r (read_summary's) and its part p."""
-        self.ok = p["status"] in OK_STATUSES
-        self.status, self.error, self.file = p["status"], p["error"], r["file"]
-        self.node_time_s, self.bytes, self.ops = p["node_time_s"], p["bytes"], p["ops"]
-        self.threads, self.start_at = p["threads"], p["start_at"]
-        self.rel_min, self.rel_max = p["rel_min"], p["rel_max"]
-        self.thread_median, self.thread_max = p.get("thread_median"), p.get("thread_max")
-        self.late = p["late"]
-        self.rel_ns, self.io_ns = p.get("release_at_ns"), p.get("first_io_at_ns")
-        self.late_by_s = p.get("late_by_s")
-        self.clock_step_s = p.get("clock_step_s")
-        self.clock_step_total_s = p.get("clock_step_total_s")
+
+class Entry(collections.namedtuple("Entry", _ENTRY_FIELDS)):
+    """One node's part: its status and the figures the report and the verdicts read (a
+    tuple: made in a worker, it crosses to the collector as one)."""
+
+    __slots__ = ()
+
+
+def entry_of(r, p):
+    """The Entry of a summary r (read_summary's) and its part p."""
+    return Entry(
+        ok=p["status"] in OK_STATUSES, status=p["status"], error=p["error"], file=r["file"],
+        node_time_s=p["node_time_s"], bytes=p["bytes"], ops=p["ops"], threads=p["threads"],
+        start_at=p["start_at"], rel_min=p["rel_min"], rel_max=p["rel_max"],
+        thread_median=p.get("thread_median"), thread_max=p.get("thread_max"), late=p["late"],
+        rel_ns=p.get("release_at_ns"), io_ns=p.get("first_io_at_ns"),
+        late_by_s=p.get("late_by_s"), clock_step_s=p.get("clock_step_s"),
+        clock_step_total_s=p.get("clock_step_total_s"),
         # the node says whether it saw this part's step while waiting for the start
-        self.step_in_wait = any("while waiting for the start" in w
-                                for w in p.get("warnings") or [])
-        self.residency = p.get("cache_residency")
+        step_in_wait=any("while waiting for the start" in w for w in p.get("warnings") or []),
+        residency=p.get("cache_residency"),
         # node/2 writes no residency and no reason where there is no replica (test 4)
-        self.residency_na = r.get("schema") != "stagebench.node/1" and \
-            p.get("cache_residency") is None and p.get("cache_residency_error") is None and \
-            p.get("cache_expected") is None
-        self.residency_error = p.get("cache_residency_error")
-        self.cache_expected = p.get("cache_expected")
-        self.rate_unit, self.counted = p.get("rate_unit"), p.get("counted")
-        self.pages, self.mapped_bytes = p.get("pages"), p.get("mapped_bytes")
-        self.first_pass_s = p.get("first_pass_s")
-        self.rest_pass_median_s = p.get("rest_pass_median_s")
+        residency_na=r.get("schema") != "stagebench.node/1" and
+        p.get("cache_residency") is None and p.get("cache_residency_error") is None and
+        p.get("cache_expected") is None,
+        residency_error=p.get("cache_residency_error"), cache_expected=p.get("cache_expected"),
+        rate_unit=p.get("rate_unit"), counted=p.get("counted"), pages=p.get("pages"),
+        mapped_bytes=p.get("mapped_bytes"), first_pass_s=p.get("first_pass_s"),
+        rest_pass_median_s=p.get("rest_pass_median_s"),
         # node/3: (run id, repetition) the replica read was created for; None: not recorded
-        self.origin = p.get("replica_origin")
+        origin=p.get("replica_origin"))
 
 
 class Group:
@@ -121,7 +126,10 @@ class Group:
         self.test, self.rep, self.part = test, rep, part
         self.entries = {}  # node -> Entry
         self.hist = Hist()
-        self.times = array.array("d")
+        # the thread times of the nodes that ran it: one array a chunk, sorted (unsorted, in
+        # file order, where it holds a -0.0: see thread_median)
+        self.runs = []
+        self.unsorted = False
         self.top = []  # (time, node, index, cpu)
         self.start_at = None
         self.launcher = {}  # node -> {"status", "error"} from the manifest
@@ -129,25 +137,133 @@ class Group:
     def key(self):
         return (self.test, self.rep, self.part)
 
-    def add(self, node, r, p):
-        """One part of a node's summary: the figures merged (histogram, thread times, slowest
-        threads) when it ran, and the node's entry."""
-        e = Entry(r, p)
-        if e.ok:
-            if p["hist"]:
-                self.hist.merge(node, p["hist"])
-            t = array.array("d")
-            t.frombytes(p["times"])
-            self.times.extend(t)
-            for tt, index, cpu in p["top"]:
-                item = (tt, node, index, cpu)
-                if len(self.top) < TOP_THREADS:
-                    heapq.heappush(self.top, item)
-                elif item > self.top[0]:
-                    heapq.heapreplace(self.top, item)
+    def add(self, node, e):
+        """A node's entry (its figures are a chunk's sums: merge)."""
         if self.start_at is None:
-            self.start_at = p["start_at"]
+            self.start_at = e.start_at
         self.entries[node] = e
+
+    def merge(self, sums):
+        """What a chunk's nodes that ran the part add (Sums.export's): their histograms, thread
+        times and slowest threads."""
+        order, hists, times, times_sorted, top = sums
+        self.hist.merge_sums(order, hists)
+        if times:
+            run = array.array("d")
+            run.frombytes(times)
+            self.runs.append(run)
+            self.unsorted = self.unsorted or not times_sorted
+        for item in top:
+            _keep_top(self.top, item)
+
+    def thread_median(self):
+        """The median of every thread time (None without one), as the median of them all
+        sorted in file order would be: the k-th smallest found in the sorted runs. A -0.0,
+        which equals 0.0, would make which of the two stands at k depend on the order, so
+        then they are sorted as one, in file order."""
+        n = sum(map(len, self.runs))
+        if not n:
+            return None
+        if self.unsorted:
+            s = sorted(x for run in self.runs for x in run)
+            return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+        if n % 2:
+            return _kth(self.runs, n // 2)
+        return (_kth(self.runs, n // 2 - 1) + _kth(self.runs, n // 2)) / 2.0
+
+
+def _kth(runs, k):
+    """The k-th smallest (0 first) of the values of the sorted arrays runs: each step counts,
+    by bisection, the values below and up to a pivot (the median of the runs' middle values,
+    weighted by what is left of each run), which leaves at least a quarter of what is left on
+    the side k is not."""
+    lo = [0] * len(runs)
+    hi = [len(r) for r in runs]
+    while True:
+        left = [(runs[i][(lo[i] + hi[i]) // 2], hi[i] - lo[i]) for i in range(len(runs))
+                if hi[i] > lo[i]]
+        left.sort()
+        half, acc = sum(w for _v, w in left) / 2.0, 0
+        for pivot, w in left:
+            acc += w
+            if acc >= half:
+                break
+        below = [bisect.bisect_left(r, pivot, lo[i], hi[i]) for i, r in enumerate(runs)]
+        upto = [bisect.bisect_right(r, pivot, lo[i], hi[i]) for i, r in enumerate(runs)]
+        nbelow = sum(b - l for b, l in zip(below, lo))
+        nupto = sum(u - l for u, l in zip(upto, lo))
+        if k < nbelow:
+            hi = below
+        elif k < nupto:
+            return pivot
+        else:
+            k -= nupto
+            lo = upto
+
+
+def _keep_top(heap, item):
+    """item (thread time, node, index, cpu) into the heap of the TOP_THREADS slowest."""
+    if len(heap) < TOP_THREADS:
+        heapq.heappush(heap, item)
+    elif item > heap[0]:
+        heapq.heapreplace(heap, item)
+
+
+def _add_buckets(dense, idx, cnt):
+    """Each count of cnt to dense at its index of idx: the indexes of a histogram whose buckets
+    follow one another without a gap (a busy node's) as one slice, in C, else one by one."""
+    n = len(idx)
+    if n > 8 and idx[-1] - idx[0] == n - 1 and all(map(operator.lt, idx, idx[1:])):
+        lo = idx[0]
+        dense[lo:lo + n] = map(operator.add, dense[lo:lo + n], cnt)
+        return
+    for i, c in zip(idx, cnt):
+        dense[i] += c
+
+
+class Sums:
+    """What the nodes of a chunk that ran one part add to its Group, summed in the worker:
+    each histogram merged (count > 0) with its node and scheme, in file order (the first
+    scheme of the part is kept, a node of another is named), the sums per scheme, the
+    thread times and the slowest threads."""
+
+    __slots__ = ("order", "hists", "times", "top", "negative_zero")
+
+    def __init__(self):
+        self.order = []  # (node, scheme) of each histogram merged
+        self.hists = {}  # scheme -> [count, min_ns, max_ns, sum_ns, dense counts]
+        self.times = array.array("d")
+        self.top = []
+        self.negative_zero = False
+
+    def add(self, node, p):
+        h = p["hist"]
+        if h and h[1]:
+            scheme, count, mn, mx, sm, idx, cnt = h
+            self.order.append((node, scheme))
+            a = self.hists.get(scheme)
+            if a is None:
+                a = self.hists[scheme] = [0, mn, mx, 0, [0] * (hist_last(*scheme) + 1)]
+            a[0] += count
+            a[1], a[2] = min(a[1], mn), max(a[2], mx)
+            a[3] = min(a[3] + sm, UINT64_MAX)
+            _add_buckets(a[4], idx, cnt)
+        t = array.array("d")
+        t.frombytes(p["times"])
+        if t and min(t) == 0 and any(math.copysign(1.0, x) < 0 for x in t if x == 0):
+            self.negative_zero = True
+        self.times.extend(t)
+        for tt, index, cpu in p["top"]:
+            _keep_top(self.top, (tt, node, index, cpu))
+
+    def export(self):
+        """(order, {scheme: (count, min_ns, max_ns, sum_ns, [(bucket, count)])}, the thread
+        times as bytes, whether they are sorted (not when one is -0.0), slowest threads):
+        what crosses to the collector."""
+        hists = {s: (a[0], a[1], a[2], a[3], [(i, c) for i, c in enumerate(a[4]) if c])
+                 for s, a in self.hists.items()}
+        times = self.times if self.negative_zero else array.array("d", sorted(self.times))
+        return self.order, hists, times.tobytes(), not self.negative_zero, self.top
 
 
 class Collection:
@@ -223,20 +339,87 @@ def _worker_signals():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to handle
 
 
-def iter_summaries(paths, reader=read_chunk):
-    """Each summary of paths read (read_summary's dict), in order: in worker processes (a
-    chunk of files each, through reader) when there are many and this process can fork."""
+# What NodeFacts reads of a summary (read_summary's keys).
+_FACTS = ("host", "dir", "fs", "ntp", "ntp_known", "maxerror_us", "scale", "schema",
+          "node_version", "build_id", "overrides", "exe_sha256", "source_sha256", "describe",
+          "dirty", "run_id", "cores")
+
+
+def _record(r):
+    """One summary (read_summary's dict) as the collector applies it: ("ignore", file,
+    reason), ("error", file, reason), or ("ok", file, node, keys, facts, warnings,
+    generations, test_errors, entries); keys: (node, test, repetition, part or "*") of what
+    it holds, entries: (test, repetition, part, Entry)."""
+    if r.get("ignore"):
+        return ("ignore", r["file"], r["ignore"])
+    if r.get("error"):
+        return ("error", r["file"], r["error"])
+    node = r["node"]
+    keys = [(node, t, rep, p["part"]) for t, rep, _part, p in r["entries"]]
+    keys += [(node, t, rep, part or "*") for t, rep, _e, part in r["test_errors"]]
+    cat = catalogue.load()
+    generations = [(test, rep, p.get("generation")) for test, rep, _part, p in r["entries"]
+                   if cat.tests.get(test, {}).get("recreate")]
+    entries = [(test, rep, part, entry_of(r, p)) for test, rep, part, p in r["entries"]]
+    return ("ok", r["file"], node, keys, {k: r.get(k) for k in _FACTS}, _warnings(node, r),
+            generations, r["test_errors"], entries)
+
+
+def _warnings(node, r):
+    """The node's warnings, its parts' with their part."""
+    out = []
+    part_warnings = {w for _t, _rep, _part, p in r["entries"] for w in p.get("warnings") or []}
+    for w in r.get("warnings") or []:
+        if w not in part_warnings:  # a node's list repeats its parts' warnings
+            out.append({"node": node, "test": None, "repetition": None, "part": None,
+                        "warning": w})
+    for test, rep, part, p in r["entries"]:
+        for w in p.get("warnings") or []:
+            out.append({"node": node, "test": test, "repetition": rep, "part": part,
+                        "warning": w})
+    return out
+
+
+def reduce_chunk(items, seen=None):
+    """A chunk of summaries (path, repetition offset) read, checked and reduced: (records,
+    {(test, repetition, part): Sums.export()}). The sums hold the summaries the collector will
+    keep: a file is left out as _add leaves it out, by the keys of the files before it in the
+    chunk and, given seen (the collector's seen_keys), of those before the chunk. Runs in a
+    worker process, or in the collector."""
+    local = set()
+    records, sums = [], {}
+    for path, off in items:
+        r = read_summary(path, off)
+        rec = _record(r)
+        records.append(rec)
+        if rec[0] != "ok":
+            continue
+        keys = rec[3]
+        if len(set(keys)) != len(keys) or any(k in local or (seen is not None and k in seen)
+                                              for k in keys):
+            continue
+        local.update(keys)
+        for test, rep, part, p in r["entries"]:
+            if p["status"] in OK_STATUSES:
+                g = sums.get((test, rep, part))
+                if g is None:
+                    g = sums[(test, rep, part)] = Sums()
+                g.add(rec[2], p)
+    return records, {k: g.export() for k, g in sums.items()}
+
+
+def _chunks(paths):
+    """The summaries of paths in chunks, and how many worker processes read them (1: this
+    process)."""
     items = [(f, common.rep_offset_from_name(os.path.basename(f))) for f in paths]
-    catalogue.load()  # once, before the workers are forked
     # forked workers only from a process with one thread: a fork copies every lock another
     # thread holds, held for ever in the child (the launcher's rounds run in threads)
     nw = _workers(len(items)) if threading.active_count() == 1 else 1
-    if nw == 1:
-        for path, off in items:
-            yield read_summary(path, off)
-        return
     size = max(8, min(256, len(items) // (nw * 8) or 1))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i:i + size] for i in range(0, len(items), size)], nw
+
+
+def _pool(nw):
     ctx = multiprocessing.get_context("fork") if hasattr(os, "fork") else multiprocessing
     # The workers must end on the pool's SIGTERM, not run the handler of the process that
     # forks them (the launcher's turns SIGTERM into "stop the nodes": a worker kept waiting
@@ -244,18 +427,16 @@ def iter_summaries(paths, reader=read_chunk):
     main = threading.current_thread() is threading.main_thread()
     old = signal.signal(signal.SIGTERM, signal.SIG_DFL) if main else None
     try:
-        pool = ctx.Pool(nw, initializer=_worker_signals)
+        return ctx.Pool(nw, initializer=_worker_signals)
     finally:
         if main:
             signal.signal(signal.SIGTERM, old)
-    with pool:
-        for res in pool.imap(reader, chunks):
-            for r in res:
-                yield r
 
 
-def collect(paths, manifest_path=None):
-    """Read every summary under paths (and the manifest). Returns a Collection."""
+def collect(paths, manifest_path=None, workers=None):
+    """Read every summary under paths (and the manifest). Returns a Collection. workers: the
+    worker processes (default: as many as the CPUs, up to 8, for 64 summaries or more; 1:
+    this process alone)."""
     found, manifests = _scan(paths)
     c = Collection()
     if manifest_path:
@@ -263,63 +444,67 @@ def collect(paths, manifest_path=None):
     for m in manifests:
         _load_manifest(c, m)
     c.files = len(found)
-    for r in iter_summaries(found):
-        if r.get("ignore"):
-            c.ignored.append({"file": r["file"], "reason": r["ignore"]})
-            continue
-        if r.get("error"):
-            c.invalid.append({"file": r["file"], "reason": r["error"]})
-            continue
-        _add(c, r)
+    catalogue.load()  # once, before the workers are forked
+    chunks, nw = _chunks(found)
+    if workers is not None and (workers <= 1 or threading.active_count() == 1):
+        nw = workers
+    if nw <= 1:
+        for items in chunks:
+            _apply(c, reduce_chunk(items, c.seen_keys))
+        return c
+    with _pool(nw) as pool:
+        for items, res in zip(chunks, pool.imap(reduce_chunk, chunks)):
+            if any(k in c.seen_keys for rec in res[0] if rec[0] == "ok" for k in rec[3]):
+                # a file of the chunk repeats a part of an earlier chunk: its worker could not
+                # know which to leave out; read here, against what is kept so far
+                res = reduce_chunk(items, c.seen_keys)
+            _apply(c, res)
     return c
 
 
-def _add(c, r):
-    """One summary into the collection, unless one of its parts is already there."""
-    node = r["node"]
-    keys = [(node, t, rep, p["part"]) for t, rep, _part, p in r["entries"]]
-    keys += [(node, t, rep, part or "*") for t, rep, _e, part in r["test_errors"]]
+def _apply(c, res):
+    """A reduced chunk into the collection: each record in order, then the chunk's sums."""
+    records, sums = res
+    for rec in records:
+        if rec[0] == "ignore":
+            c.ignored.append({"file": rec[1], "reason": rec[2]})
+        elif rec[0] == "error":
+            c.invalid.append({"file": rec[1], "reason": rec[2]})
+        else:
+            _add(c, rec)
+    for key, part_sums in sums.items():
+        c.group(*key).merge(part_sums)
+
+
+def _add(c, rec):
+    """One summary's record into the collection, unless one of its parts is already there."""
+    _kind, name, node, keys, facts, warnings, generations, test_errors, entries = rec
     for k in keys:
         if k in c.seen_keys:
-            c.invalid.append({"file": r["file"], "reason": "duplicate: node %s, test %s rep %s "
+            c.invalid.append({"file": name, "reason": "duplicate: node %s, test %s rep %s "
                               "part %s is already in %s" % (node, k[1], k[2], k[3],
                                                             c.seen_keys[k])})
             return
     if len(set(keys)) != len(keys):
-        c.invalid.append({"file": r["file"], "reason": "duplicate parts within the file"})
+        c.invalid.append({"file": name, "reason": "duplicate parts within the file"})
         return
     for k in keys:
-        c.seen_keys[k] = r["file"]
+        c.seen_keys[k] = name
     if node in c.nodes:
-        c.nodes[node].merge(r)
+        c.nodes[node].merge(facts)
     else:
-        c.nodes[node] = NodeFacts(r)
-    _add_warnings(c, node, r)
+        c.nodes[node] = NodeFacts(facts)
+    c.warnings.extend(warnings)
+    for test, rep, generation in generations:
+        c.generations.setdefault((node, test), {}).setdefault(rep, set()).add(generation)
     cat = catalogue.load()
-    for test, rep, part, p in r["entries"]:
-        if cat.tests.get(test, {}).get("recreate"):
-            c.generations.setdefault((node, test), {}).setdefault(rep, set()).add(
-                p.get("generation"))
-    for test, rep, error, part in r["test_errors"]:
+    for test, rep, error, part in test_errors:
         c.test_errors.setdefault((test, rep, part), {})[node] = error
         if test is not None:
             for p in [part] if part else cat.tests.get(test, {}).get("parts", []):
                 c.group(test, rep, p)
-    for test, rep, part, p in r["entries"]:
-        c.group(test, rep, part).add(node, r, p)
-
-
-def _add_warnings(c, node, r):
-    """The node's warnings, its parts' with their part."""
-    part_warnings = {w for _t, _rep, _part, p in r["entries"] for w in p.get("warnings") or []}
-    for w in r.get("warnings") or []:
-        if w not in part_warnings:  # a node's list repeats its parts' warnings
-            c.warnings.append({"node": node, "test": None, "repetition": None, "part": None,
-                               "warning": w})
-    for test, rep, part, p in r["entries"]:
-        for w in p.get("warnings") or []:
-            c.warnings.append({"node": node, "test": test, "repetition": rep, "part": part,
-                               "warning": w})
+    for test, rep, part, e in entries:
+        c.group(test, rep, part).add(node, e)
 
 
 def _load_manifest(c, path):

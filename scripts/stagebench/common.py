@@ -62,6 +62,15 @@ def node_name_ok(name):
     return isinstance(name, str) and bool(_NODE_RE.match(name))
 
 
+# A server's name (common.server_of: a mount source, server:/export, or node:source): printable
+# text, no control character, at most 255 characters.
+_SERVER_RE = re.compile(r"^[^\x00-\x1f\x7f-\x9f]{1,255}\Z")
+
+
+def server_name_ok(name):
+    return isinstance(name, str) and bool(_SERVER_RE.match(name))
+
+
 def check_node_name(name, origin="node name"):
     if not node_name_ok(name):
         raise UsageError("%s '%s' is not a valid node name: 1 to 64 letters, digits, '.', '_' or "

@@ -22,14 +22,6 @@ def _median(xs):
     return statistics.median(xs) if xs else None
 
 
-def _median_sorted_array(a):
-    if not a:
-        return None
-    s = sorted(a)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
-
-
 # ---------------------------------------------------------------------------------------------
 # The order of tests and parts: the catalogue's
 
@@ -287,7 +279,7 @@ def _part_report(run, g):
             if g.entries[n].rel_min is not None]
     spread = (max(b for _a, b in rels) - min(a for a, _b in rels)) if rels else None
     first_rel = min((a for a, _b in rels), default=None)
-    tmed = _median_sorted_array(g.times)
+    tmed = g.thread_median()
     rate = _rate(g, ok, nbytes, cluster)
     latency = g.hist.to_json()
     start = verdict.start_verdict(

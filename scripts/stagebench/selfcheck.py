@@ -7,7 +7,11 @@ every thread's release offset plus its time. A part whose figures do not add up 
 "inconsistent": the collector names it and leaves it out of every sum and of the blame.
 
 Runs in the collector's worker processes, on parts whose status is ok or late (a failed or
-interrupted part stopped early: its counts are short by design)."""
+interrupted part stopped early: its counts are short by design). Given the threads' times and
+indexes the reader already took, it first checks without a Python call per thread; only a
+part that may not add up goes through the check thread by thread, which says why."""
+import itertools
+import operator
 
 # The node time against the threads' own instants: a thread's release offset from the first
 # release is a difference of epoch instants the node took microseconds apart (node/1's doubles
@@ -42,16 +46,58 @@ def _product(part, names):
     return v
 
 
-def check(part, expect, plan_threads):
+def check(part, expect, plan_threads, columns=None):
     """Why the part's figures do not add up (one line), or None when they do. part: the
     summary's part object (its fields already checked by the reader); expect: the catalogue's
     expect of the part (None: counts not checked); plan_threads: the threads the plan runs it
-    on. Raises Unusable for a count that is not a whole number."""
+    on; columns: (times, indexes) of its threads, each thread's time_s and index as the
+    reader checked them (finite, in range), or None. Raises Unusable for a count that is not
+    a whole number."""
     threads = part.get("per_thread") or []
     if plan_threads is not None and len(threads) != plan_threads:
         return "%d thread%s in per_thread, where the plan runs %d" % (
             len(threads), "" if len(threads) == 1 else "s", plan_threads)
+    if columns is not None and _adds_up(part, threads, expect, columns):
+        return None
     return (_counts(part, threads, expect) if expect else None) or _times(part, threads)
+
+
+# A thread's fields the check reads, taken in one C call a thread.
+_CHECKED = operator.itemgetter("release_at_ns", "ops", "bytes")
+_INT = frozenset((int,))
+
+
+def _adds_up(part, threads, expect, columns):
+    """True when the part surely adds up: what _counts and _times check, on whole columns,
+    with no call per thread. False when it may not (or a field is missing): the check
+    thread by thread then says why, or raises."""
+    if not threads:
+        return False
+    try:
+        rel_ns, ops, nbytes = zip(*map(_CHECKED, threads))
+    except (TypeError, KeyError):
+        return False
+    n = len(threads)
+    for key, col in (("ops", ops), ("bytes", nbytes), ("files", None)):
+        names = expect[key] if expect else None
+        per = _product(part, names) if expect else None
+        total = part.get(key)
+        if per is None or (total is None and key == "files"):
+            continue
+        if not _whole(total) or total != per * n:
+            return False
+        if col is not None and (set(map(type, col)) != _INT or col.count(per) != n):
+            return False
+    if set(map(type, rel_ns)) != _INT or min(rel_ns) <= 0:
+        return False
+    times, indexes = columns
+    first = min(rel_ns)
+    # (release - first) / 1e9 + time of every thread, evaluated as _times does
+    ends = list(map(operator.add, map(operator.truediv, map(operator.sub, rel_ns,
+                                                            itertools.repeat(first)),
+                                      itertools.repeat(1e9)), times))
+    need = max(ends)
+    return _judge(part, first, need, indexes[ends.index(need)]) is None
 
 
 def _counts(part, threads, expect):
@@ -87,13 +133,19 @@ def _release_ns(th):
 
 
 def _times(part, threads):
-    node_time = part["node_time_s"]
     rels = [(_release_ns(th), th["time_s"], th.get("index")) for th in threads]
     rels = [x for x in rels if x[0]]
     if not rels:
         return None
     first = min(r for r, _t, _i in rels)
     need, index = max((((r - first) / 1e9 + t, i) for r, t, i in rels), key=lambda x: x[0])
+    return _judge(part, first, need, index)
+
+
+def _judge(part, first, need, index):
+    """The node time against the threads' (first: the first release, ns; need: the largest
+    release offset plus time, thread index's) and against the start instant."""
+    node_time = part["node_time_s"]
     if node_time < need - TIME_TOLERANCE_S:
         return "node time %.6f s is less than thread %s's release offset + its time (%.6f s)" % (
             node_time, index, need)

@@ -10,6 +10,7 @@ import array
 import heapq
 import json
 import math
+import operator
 import os
 import re
 import stat
@@ -64,6 +65,63 @@ def _pairs(pairs):
     return d
 
 
+def _key_counter():
+    """(an object_hook that keeps each object as it is and counts its keys, a one-item list
+    holding the count): a dict keeps one of two equal keys. A function, not an object with
+    __call__: the parser calls it for every object."""
+    count = [0]
+
+    def hook(d):
+        count[0] += len(d)
+        return d
+    return hook, count
+
+
+def _string_colons(obj, need):
+    """The colons in the strings of the parsed value obj (each one token of its text), level
+    by level from the top, counted until need are found."""
+    found = 0
+    level = [[obj]]
+    while level:
+        deeper = []
+        for o in level:
+            for v in (o.values() if type(o) is dict else o):
+                t = type(v)
+                if t is str:
+                    found += v.count(":")
+                    if found >= need:
+                        return found
+                elif t is dict or t is list:
+                    deeper.append(v)
+        level = deeper
+    return found
+
+
+_FAILED = object()
+
+
+def _loads(text, kw):
+    """json.loads refusing duplicate keys, with no Python call per key. In JSON text without
+    a backslash each string's text is its value, and every colon is either a key's or inside
+    a string: colons = keys + colons in strings. Parsed as plain dicts, the objects hold the
+    keys less the duplicates; so when the colons less the keys parsed are no more than the
+    colons found in the parsed strings (at most those inside the text's strings), no key was
+    a duplicate. Otherwise (a backslash, colons not found, a duplicate, any error) the text is
+    parsed again with each object's pairs checked (_pairs), which names the first problem in
+    the order the parser meets it."""
+    if "\\" not in text:
+        hook, count = _key_counter()
+        try:
+            obj = json.loads(text, object_hook=hook, **kw)
+        except Exception:  # noqa: BLE001 (the checking parse below says what it is)
+            obj = _FAILED
+        if obj is not _FAILED:
+            slack = text.count(":") - count[0]
+            if slack <= 0 or _string_colons(obj, slack) >= slack:
+                return obj
+    return json.loads(text, object_pairs_hook=_pairs, **kw)
+
+
 # An integer of more than MAX_INT_DIGITS digits, found in the text before it is parsed.
 _LONG_INT = re.compile(r"[:\[,]\s*-?(\d{%d,})" % (MAX_INT_DIGITS + 1))
 
@@ -109,7 +167,11 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True):
             raise Bad("not a regular file")
         if st.st_size > limit:
             raise Bad("%d bytes, over the %d MiB a file may be" % (st.st_size, limit >> 20))
-        data = f.read(limit + 1)
+        # the size it has, and a byte more to see it grow (a buffer of the limit, 64 MiB,
+        # would be allocated for every file)
+        data = f.read(st.st_size + 1)
+        if len(data) > st.st_size:
+            data += f.read(limit + 1 - len(data))
     if len(data) > limit:
         raise Bad("over the %d MiB a file may be" % (limit >> 20))
     if not data.strip():
@@ -122,11 +184,11 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True):
     m = _LONG_INT.search(text) if strict else None
     if m:
         raise Bad("an integer of %d digits is out of range" % len(m.group(1)))
-    kw = {"object_pairs_hook": _pairs, "parse_constant": _constant}
+    kw = {"parse_constant": _constant}
     if strict:
         kw["parse_float"] = _parse_float
     try:
-        obj = json.loads(text, **kw)
+        obj = _loads(text, kw)
     except RecursionError:
         raise Bad("not valid JSON: nested too deeply")
     except ValueError as e:
@@ -211,16 +273,20 @@ class Hist:
         self.sum_ns = 0
         self.skipped = []  # nodes whose histogram had another scheme
 
-    def merge(self, node, h):
-        scheme, count, mn, mx, sm, idx, cnt = h
-        if count == 0:
+    def merge_sums(self, order, hists):
+        """The histograms of a chunk's nodes (collection.Sums.export's), as if merged one by
+        one in order: the first scheme met kept, a node of another named in skipped, the
+        counts of the others added bucket by bucket (min, max, the sum up to 2**64-1)."""
+        for node, scheme in order:
+            if self.scheme is None:
+                self.scheme = scheme
+                self.dense = [0] * (hist_last(*scheme) + 1)
+            elif scheme != self.scheme:
+                self.skipped.append(node)
+        a = hists.get(self.scheme) if order else None
+        if not a:
             return
-        if self.scheme is None:
-            self.scheme = scheme
-            self.dense = [0] * (hist_last(*scheme) + 1)
-        elif scheme != self.scheme:
-            self.skipped.append(node)
-            return
+        count, mn, mx, sm, sparse = a
         if self.count == 0 or mn < self.min_ns:
             self.min_ns = mn
         if mx > self.max_ns:
@@ -228,7 +294,7 @@ class Hist:
         self.sum_ns = min(self.sum_ns + sm, UINT64_MAX)
         self.count += count
         b = self.dense
-        for i, c in zip(idx, cnt):
+        for i, c in sparse:
             b[i] += c
 
     @property
@@ -333,19 +399,17 @@ def _hist_fast(h):
         if b:
             if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
                 raise _Slow
-            idx = [x[0] for x in b]
-            cnt = [x[1] for x in b]
+            idx, cnt = zip(*b)
             if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
                     min(idx) < 0 or max(idx) > last or min(cnt) < 0 or max(cnt) > INT64_MAX:
                 raise _Slow
         else:
-            idx = cnt = []
+            idx = cnt = ()
         if sum(cnt) != nums[2]:
             raise _Slow
     except (TypeError, KeyError, AttributeError, OverflowError):
         raise _Slow
-    return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], array.array("q", idx),
-            array.array("q", cnt))
+    return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], idx, cnt)
 
 
 def _hist(part, where):
@@ -410,9 +474,11 @@ def _part(part, where, top):
         p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
     threads = _list(part, "per_thread", where)
     try:
-        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads_fast(threads, top)
+        times, p["rel_min"], p["rel_max"], p["top"], first_err, p["columns"] = \
+            _threads_fast(threads, top)
     except _Slow:
         times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top, where)
+        p["columns"] = None
     p["threads"] = len(threads)
     p["times"] = times.tobytes()
     if not p["error"] and first_err:
@@ -491,41 +557,50 @@ def _part_v2(p, part, where):
         p["replica_origin"] = (rid, _int(origin, "repetition", w))
 
 
+# The fields of a thread the reader takes, in one C call a thread (the fast path: each
+# present, as the binary writes them all).
+_THREAD_FIELDS = operator.itemgetter("time_s", "release_at", "index", "cpu", "error")
+
+
+def _thread_columns(threads):
+    """(times, release instants, indexes, cpus, errors): one list a field; _Slow if a thread
+    is not an object or lacks one."""
+    try:
+        cols = list(zip(*map(_THREAD_FIELDS, threads)))
+    except (TypeError, KeyError, AttributeError):  # a JSON value not an object: TypeError
+        raise _Slow
+    return cols or [(), (), (), (), ()]
+
+
 def _threads_fast(threads, top):
     """The per-thread figures without a function call per field; _Slow if anything is
     unusual (the checking path _threads then names it)."""
-    try:
-        times = [th["time_s"] for th in threads]
-        rels = [th["release_at"] for th in threads]
-        index = [th["index"] for th in threads]
-        cpus = [th.get("cpu") for th in threads]
-        errs = [th.get("error") for th in threads]
-    except (TypeError, KeyError, AttributeError):
-        raise _Slow
+    times, rels, index, cpus, errs = _thread_columns(threads)
     if threads:
         if not (set(map(type, times)) <= _NUM and set(map(type, rels)) <= _NUM and
                 set(map(type, index)) == _INT and set(map(type, cpus)) <= _OPT_INT and
                 set(map(type, errs)) <= _OPT_STR):
             raise _Slow
+        known = cpus if None not in cpus else [c for c in cpus if c is not None]
         # bounds first (a huge integer compares, but cannot become a float for isfinite)
         if min(times) < 0 or min(rels) < 0 or min(index) < 0 or \
                 max(times) > MAX_SECONDS or max(rels) > MAX_EPOCH or max(index) > UINT64_MAX or \
-                min((c for c in cpus if c is not None), default=0) < 0 or \
-                max((c for c in cpus if c is not None), default=0) > UINT64_MAX or \
+                min(known, default=0) < 0 or max(known, default=0) > UINT64_MAX or \
                 not (all(map(math.isfinite, times)) and all(map(math.isfinite, rels))):
             raise _Slow
-    ran = [i for i, r in enumerate(rels) if r > 0]
-    if len(ran) == len(rels):
+    if not threads or min(rels) > 0:  # every thread ran
         t_ran, r_ran, i_ran, c_ran = times, rels, index, cpus
     else:
+        ran = [i for i, r in enumerate(rels) if r > 0]
         t_ran = [times[i] for i in ran]
         r_ran = [rels[i] for i in ran]
         i_ran = [index[i] for i in ran]
         c_ran = [cpus[i] for i in ran]
-    first_err = next(("thread %d: %s" % (index[i], e) for i, e in enumerate(errs) if e), None)
+    first_err = next(("thread %d: %s" % (index[i], e) for i, e in enumerate(errs) if e),
+                     None) if any(errs) else None
     return (array.array("d", t_ran), min(r_ran) if r_ran else None,
             max(r_ran) if r_ran else None, heapq.nlargest(top, zip(t_ran, i_ran, c_ran)),
-            first_err)
+            first_err, (times, index))
 
 
 def _threads(threads, top, where):
@@ -661,6 +736,7 @@ def _part_selfcheck(p, part, where, top_threads):
     add up gets the status "inconsistent" and the reason as its error. The plan's threads:
     the part's own "threads" (node/3), else the summary's thread plan."""
     p["plan_threads"] = _int(part, "threads", where, required=False)
+    columns = p.pop("columns")  # the threads' times and indexes, checked (None: not taken)
     if p["status"] not in OK_STATUSES:
         return
     plan = p["plan_threads"] if p["plan_threads"] is not None else top_threads
@@ -670,7 +746,8 @@ def _part_selfcheck(p, part, where, top_threads):
             p["plan_threads"], top_threads)
     else:
         try:
-            why = selfcheck.check(part, catalogue.load().parts[p["part"]].get("expect"), plan)
+            why = selfcheck.check(part, catalogue.load().parts[p["part"]].get("expect"), plan,
+                                  columns)
         except selfcheck.Unusable as e:
             raise Bad("field %s%s is not a whole number" % (where, e))
     if why:
@@ -799,13 +876,6 @@ def error_reasons(path):
     return {r for r in found if isinstance(r, str)}
 
 
-def read_chunk(items):
-    """read_summary of each (path, repetition offset) of items: a worker's chunk."""
-    return [read_summary(path, off) for path, off in items]
-
-
-
-
 # ---------------------------------------------------------------------------------------------
 # The launcher's manifest and baselines, through the same door
 
@@ -836,18 +906,19 @@ def check_manifest(m):
             raise Bad("field run is not an object")
         _names(run, "tests", "run.", lambda x: isinstance(x, str) and x in cat.tests)
         _names(run, "parts", "run.", lambda x: isinstance(x, str) and x in cat.part_test)
-    for key, rule in (("servers", common.node_name_ok), ("preparers", lambda x: True)):
+    # servers: node -> server; preparers: server -> node
+    for key, rule_k, rule_v in (("servers", common.node_name_ok, common.server_name_ok),
+                                ("preparers", common.server_name_ok, common.node_name_ok)):
         d = m.get(key)
         if d is None:
             continue
         if not isinstance(d, dict):
             raise Bad("field %s is not an object" % key)
         for k, v in d.items():
-            if not isinstance(v, str) or not rule(k) or \
-                    (key == "preparers" and not common.node_name_ok(v)):
+            if not rule_k(k) or not rule_v(v):
                 raise Bad("field %s has an entry that is not valid: '%s'"
                           % (key, common.safe_text(k)[:70]))
-    for key in ("notes",):
+    for key in ("notes", "warnings"):
         if m.get(key) is not None and not (isinstance(m[key], list) and
                                            all(isinstance(x, str) for x in m[key])):
             raise Bad("field %s is not a list of strings" % key)

@@ -177,20 +177,25 @@ class Launcher(ct.TempDirCase):
             with open(os.path.join(many, "m%03d.json" % i), "w") as f:
                 json.dump(one, f)
         code = "\n".join([
-            "import glob, os, signal, sys, threading, time",
+            "import os, signal, sys, threading, time",
             "sys.path.insert(0, %r)" % ct.SCRIPTS,
             "signal.signal(signal.SIGTERM, lambda *a: None)",
-            "from stagebench import collection, summaries",
-            "def probe(items):",
+            "from stagebench import collection",
+            "reduce_chunk = collection.reduce_chunk",
+            "def probe(items, seen=None):",
+            "    records, sums = reduce_chunk(items, seen)",
             "    d = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL",
-            "    return [dict(r, probe=(os.getpid(), d)) for r in summaries.read_chunk(items)]",
-            "files = sorted(glob.glob(os.path.join(%r, '*.json')))" % many,
-            "got = [r.get('probe') for r in collection.iter_summaries(files, probe)]",
-            "print(len(got), len(set(x[0] for x in got if x and x[0] != os.getpid())),",
-            "      all(x is None or x[1] for x in got))",
+            "    return records + [('ignore', 'probe', (os.getpid(), d))], sums",
+            "collection.reduce_chunk = probe",
+            "def probes(c):",
+            "    return [x['reason'] for x in c.ignored if x['file'] == 'probe']",
+            "c = collection.collect([%r])" % many,
+            "got = probes(c)",
+            "print(len(c.nodes), len(set(x[0] for x in got if x[0] != os.getpid())),",
+            "      all(x[1] for x in got if x[0] != os.getpid()))",
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
-            "got = [r.get('probe') for r in collection.iter_summaries(files, probe)]",
-            "print(len(got), got.count(None))",
+            "c = collection.collect([%r])" % many,
+            "print(len(c.nodes), all(x[0] == os.getpid() for x in probes(c)))",
             "print(signal.getsignal(signal.SIGTERM) != signal.SIG_DFL)"])
         p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
@@ -198,7 +203,7 @@ class Launcher(ct.TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         workers = 2 if len(os.sched_getaffinity(0)) >= 2 else 0
         self.assertEqual(p.stdout.splitlines(), [
-            "70 %d True" % workers if workers else "70 0 True", "70 70", "True"], p.stderr)
+            "70 %d True" % workers if workers else "70 0 True", "70 True", "True"], p.stderr)
 
     def test_topology_tree_mode(self):
         """--topology FILE: ClusterShell's tree mode, every clush round through the gateways

@@ -202,6 +202,16 @@ class Inputs(unittest.TestCase):
              "start_at (1e+308) is out of range"),
             (lambda m: [r.update(failed={"a;b": {}}) for r in m["rounds"]
                         if r["kind"] == "run"], "failed names 'a;b'"),
+            (lambda m: m["servers"].update({m["nodes"][0]: "srv\x1b[2J:/x"}),
+             "field servers has an entry that is not valid"),
+            (lambda m: m["servers"].update({m["nodes"][0]: "s" * 256}),
+             "field servers has an entry that is not valid"),
+            (lambda m: m["servers"].update({m["nodes"][0]: 7}),
+             "field servers has an entry that is not valid"),
+            (lambda m: m.update(preparers={"srv\n:/x": m["nodes"][0]}),
+             "field preparers has an entry that is not valid"),
+            (lambda m: m.update(preparers={"srv:/x": "bad name"}),
+             "field preparers has an entry that is not valid"),
         ]
         orig = self.text("manifest.json")
         for fn, reason in cases:
