@@ -115,8 +115,7 @@ class Launcher:
             if self.info_round_s > self.launch_s + 0.5 else "", len(self.server_nodes),
             "" if len(self.server_nodes) == 1 else "s", plan.lead.s))
         if self.infos and len(self.infos) < len(plan.nodes):
-            rounds.say_errors({n: o for n, o in self.info_res.items() if n not in self.infos},
-                              "the info round's %g s" % plan.info_timeout)
+            self.left_out()
         self.manifest.save()
         if usable and self.infos and not self.clock_check(*self.clock_phase("start"),
                                                            which="start"):
@@ -164,6 +163,25 @@ class Launcher:
         self.manifest.info_round([rounds.name_of(n) for n in plan.nodes], dt, self.launch_s,
                                  {n: i for n, i in rounds.ident.items() if n != i})
         return rnd
+
+    def left_out(self):
+        """The nodes the info round could not use, as the launcher's warnings (said, and in
+        the report's head): one line for each reason, its nodes folded."""
+        rnd = self.manifest.doc["rounds"][0]
+        by = {}
+        for name, f in (rnd.get("failed") or {}).items():
+            key = (f.get("status"), common.safe_text(f.get("error") or "").replace("\n", " "))
+            by.setdefault(key, []).append(name)
+        items = sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for (status, error), names in items[:CLOCK_LINES]:
+            self.manifest.warn("%d node%s %s in the info round, left out of the run: %s: %s"
+                               % (len(names), "" if len(names) == 1 else "s", status,
+                                  nodeset_fold(names), error))
+        rest = [n for _k, ns in items[CLOCK_LINES:] for n in ns]
+        if rest:
+            self.manifest.warn("%d more node%s left out in the info round for other reasons: "
+                               "%s (see manifest.json)" % (len(rest), "" if len(rest) == 1
+                                                           else "s", nodeset_fold(rest)))
 
     def check_names(self):
         """Two nodes that call themselves the same: refused."""

@@ -263,7 +263,9 @@ def _text_late(w, report):
 
 
 def _text_failed(w, report):
-    """Every node that failed: whole nodes first, then per part."""
+    """Every node that failed: whole nodes first, then per part. The nodes of a part that
+    failed alike (status, error and cause) are one line, their set folded, and parts whose
+    sets are the same share it: a thousand dead nodes are a line, not a line a node a part."""
     fails = [(p, f) for p in report.parts for f in p.failed]
     if not (fails or report.node_errors):
         return
@@ -271,11 +273,39 @@ def _text_failed(w, report):
     w("failed:")
     for n in report.node_errors:
         w("  %s: %s" % (n.node, n.error))
+    alike = {}  # (status, error, cause) -> {(part, repetition): [(node, f)]}, in order
     for p, f in fails:
-        w("  %-4s rep %d %s: %s%s%s" % (
-            p.part, p.repetition, f.node,
-            "" if f.status in ("failed", INCONSISTENT) else f.status + ": ",
-            f.error or "failed", _cause(f)))
+        key = (f.status, f.error, f.cause)
+        alike.setdefault(key, {}).setdefault((p.part, p.repetition), []).append((f.node, f))
+    for (status, error, cause), by_part in alike.items():
+        same = {}  # the nodes -> the parts that failed on just those
+        for where, nodes in by_part.items():
+            same.setdefault(tuple(n for n, _f in nodes), []).append(where)
+        for nodes, wheres in same.items():
+            what = "%s%s" % ("" if status in ("failed", INCONSISTENT) else status + ": ",
+                             error or "failed")
+            if len(nodes) == 1 and len(wheres) == 1:
+                f = by_part[wheres[0]][0][1]
+                w("  %-4s rep %d %s: %s%s" % (wheres[0][0], wheres[0][1], nodes[0], what,
+                                             _cause(f)))
+            else:
+                w("  %s: %d node%s %s: %s%s" % (
+                    _where(wheres), len(nodes), "" if len(nodes) == 1 else "s",
+                    _ns_list(list(nodes)), what, " (cause: %s)" % cause if cause else ""))
+
+
+def _where(wheres):
+    """Parts and their repetitions, as the report names them: 1a rep 1, 1b rep 1-2."""
+    reps = {}
+    for part, rep in wheres:
+        reps.setdefault(part, []).append(rep)
+    out = []
+    for part, rs in reps.items():
+        rs = sorted(rs)
+        contiguous = rs == list(range(rs[0], rs[-1] + 1))
+        out.append("%s rep %s" % (part, "%d-%d" % (rs[0], rs[-1]) if contiguous and len(rs) > 1
+                                  else ",".join(str(r) for r in rs)))
+    return ", ".join(out)
 
 
 def _cause(f):
