@@ -5,13 +5,13 @@ option that no command takes and render without a warning, and the commands mark
 testing in README and in the pages' EXAMPLES run as written (at tiny scale, in temporary
 directories, several blocks at once)."""
 import concurrent.futures
+import glob
 import importlib.machinery
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import types
 import unittest
@@ -184,8 +184,12 @@ class Pages(unittest.TestCase):
         """An option the written part of a page (or README) names is one that a command
         takes, or one of another program's: a renamed option cannot linger in the prose."""
         known = set(OTHER_OPTIONS)
+        # the benchmarks' options too (tests/perf: the scripts with a command line)
+        perf = [[sys.executable, f] for f in sorted(glob.glob(os.path.join(
+            sbtest.SOURCE, "tests", "perf", "*.py"))) if "argparse" in open(f).read()]
+        self.assertGreater(len(perf), 3)
         for argv in ([[sbtest.BINARY]] + [[sbtest.BINARY, c] for c in self.commands] +
-                     [self.argv(c + ".1") for c in PYTHON_COMMANDS]):
+                     [self.argv(c + ".1") for c in PYTHON_COMMANDS] + perf):
             known |= help_names(self.gen, argv)[0]
         texts = dict(self.pages, README=readme())
         for page, text in texts.items():
