@@ -99,6 +99,28 @@ class Steps(ct.TempDirCase):
             else:
                 self.assertEqual(st["verdict"], "held", (r, st))
 
+    def test_close_measurements_are_no_drift_and_no_step(self):
+        """The four measurements of a real 3 s part (16 ms apart on each side, each within
+        20-40 us): no step, and a drift of a few ppm. Two measurements 16 ms apart cannot tell
+        a rate within MAX_DRIFT; taken, their noise made a drift of 884 ppm and of the part's
+        21 us a step of -2.69 ms."""
+        from stagebench import clockmodel
+
+        def entry(at, off, unc):
+            return {"offset_s": off, "uncertainty_s": unc, "measured_at": at}
+        pts = [("before", 1796304310.804387, -2.1848e-05, 4.1093e-05),
+               ("before", 1796304310.820148, 6.359e-06, 3.6857e-05),
+               ("after", 1796304313.845061, -1.327e-05, 1.8992e-05),
+               ("after", 1796304313.861411, 1.177e-06, 2.6252e-05)]
+        man = {"clock": {"method": "exchange", "measurements": [
+            {"at": at, "next_to": {"when": when, "part": "5a", "rep": 1}, "method": "exchange",
+             "nodes": {"node2": entry(at, off, unc)}, "unmeasured": {}}
+            for when, at, off, unc in pts]}}
+        self.assertIsNone(clockmodel.check_measurements(man))
+        clocks = clockmodel.Clocks(man, ["node2"], {})
+        self.assertEqual(clocks.steps(), [])
+        self.assertLess(abs(clocks.clocks["node2"].rate), 20e-6, clocks.clocks["node2"].rate)
+
     def test_a_step_that_stays(self):
         """node2 steps 1.5 s ahead before repetition 2 and stays so."""
         self.schedule({BEFORE[2]: 1.5})
