@@ -473,6 +473,12 @@ enum outcome armctl_status(const struct options *o)
 	memset(&v, 0, sizeof(v));
 	v.renewed = -1;
 	v.alive = armctl_is_ours(&st, v.why, sizeof(v.why));
+	if (!v.alive && !arm_status_final(st.status)) {
+		/* It may have written its final state and ended since the read. */
+		struct arm_state again;
+		if (armctl_parse(dirfd, &again) == 0)
+			st = again;
+	}
 	snprintf(v.process, sizeof(v.process), "%s", armctl_process(&st, &v.state));
 	armctl_lease(dirfd, &st, &v);
 	if (o->renew)
@@ -497,7 +503,14 @@ static bool armctl_wait(int dirfd, struct arm_state *st, double wait_s)
 			*st = now;
 		if (arm_status_final(st->status))
 			return true;
-		if (!armctl_is_ours(st, why, sizeof(why)) || clock_wall() >= until)
+		if (!armctl_is_ours(st, why, sizeof(why))) {
+			/* It may have written its final state and ended between the read and
+			 * this check: what it left is read once more. */
+			if (armctl_parse(dirfd, &now) == 0)
+				*st = now;
+			return arm_status_final(st->status);
+		}
+		if (clock_wall() >= until)
 			return false;
 		clock_wait_until(clock_wall() + ARMCTL_POLL_S, 0.0, NULL);
 	}

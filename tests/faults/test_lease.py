@@ -6,6 +6,7 @@ it created, and ends orphaned (exit 4, reason lease_expired) with its parts sayi
 renewal never revives a lapsed lease, also when the run was SIGSTOPped through the lapse."""
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -164,14 +165,20 @@ class Lease(ft.FaultCase):
         ended = time.time()
         sys.stderr.write("\nlapsed during a part: orphaned %.2f s after the lapse (lease %d s)\n"
                          % (ended - deadline, LEASE))
-        # stopped one lease length after the lapse, at the next safe point (about 1 s)
+        # stopped one lease length after the lapse, at the next safe point (about 1 s), then
+        # its files removed: on an ext4 /tmp just after a mass delete, creating and removing
+        # files stays slow for minutes, which the end's bound allows for
         self.assertGreater(ended - deadline, LEASE - 0.5)
-        self.assertLess(ended - deadline, LEASE + 4)
+        self.assertLess(ended - deadline, LEASE + 15)
         j = self.assert_orphaned(s)
         (p,) = self.parts(j)
         self.assertEqual(p["status"], "orphaned")
-        self.assertRegex(p["error"], r"^orphaned: stopped [5-9]\.\d s after the lease lapsed \(a "
-                         r"part goes on for at most one lease length, 5 s, after it lapses\)$")
+        m = re.match(r"^orphaned: stopped (\d+\.\d) s after the lease lapsed \(a part goes on "
+                     r"for at most one lease length, 5 s, after it lapses\)$", p["error"])
+        self.assertTrue(m, p["error"])
+        # the node's own figure: the lease length, and its next safe point
+        self.assertGreaterEqual(float(m.group(1)), LEASE - 0.1)
+        self.assertLess(float(m.group(1)), LEASE + 2)
         self.assertGreater(p["files"], 0)
         # its files are removed, as an interrupted run's
         self.assertEqual(os.listdir(self.stage()), [])

@@ -153,7 +153,11 @@ class Leftovers(ft.FaultCase):
                                input="not yours\n", capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
         info = json.loads(run(["info", "--dir", stage, "--format", "json"]).stdout)
-        self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left) + 1)
+        now = sorted(os.listdir(stage))
+        self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left) + 1,
+                         "listed before: %s; now: %s (new: %s); processes on it: %s; info: %s"
+                         % (left, now, sorted(set(now) - set(left) - set(theirs)),
+                            [c for c in self.cmdlines() if stage in c], info["leftovers"]))
         self.assertEqual(info["leftovers"]["kinds"]["other"]["count"], 1)
         # clean of some tests leaves them; clean all removes them, not another's
         self.assertEqual(run(["clean", "1a", "4", "--dir", stage]).returncode, 0)
