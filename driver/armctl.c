@@ -100,6 +100,19 @@ static int armctl_parse(int dirfd, struct arm_state *st)
 	return schema && st->pid > 0 && st->status[0] ? 0 : -EINVAL;
 }
 
+/*
+ * The state as the file holds it now (kept as it was when it cannot be read): read again for
+ * a run whose process is found gone after its state was read, which may have written its
+ * final state and ended between the two.
+ */
+static void armctl_reread(int dirfd, struct arm_state *st)
+{
+	struct arm_state now;
+
+	if (armctl_parse(dirfd, &now) == 0)
+		*st = now;
+}
+
 /* Open an existing STATE_DIR (the checks of arm_open) and read its state. */
 static int armctl_read(const char *dir, int *dirfd, struct arm_state *st, char *why, size_t whylen)
 {
@@ -473,12 +486,8 @@ enum outcome armctl_status(const struct options *o)
 	memset(&v, 0, sizeof(v));
 	v.renewed = -1;
 	v.alive = armctl_is_ours(&st, v.why, sizeof(v.why));
-	if (!v.alive && !arm_status_final(st.status)) {
-		/* It may have written its final state and ended since the read. */
-		struct arm_state again;
-		if (armctl_parse(dirfd, &again) == 0)
-			st = again;
-	}
+	if (!v.alive && !arm_status_final(st.status))
+		armctl_reread(dirfd, &st);
 	snprintf(v.process, sizeof(v.process), "%s", armctl_process(&st, &v.state));
 	armctl_lease(dirfd, &st, &v);
 	if (o->renew)
@@ -498,16 +507,11 @@ static bool armctl_wait(int dirfd, struct arm_state *st, double wait_s)
 	char why[256];
 
 	for (;;) {
-		struct arm_state now;
-		if (armctl_parse(dirfd, &now) == 0)
-			*st = now;
+		armctl_reread(dirfd, st);
 		if (arm_status_final(st->status))
 			return true;
 		if (!armctl_is_ours(st, why, sizeof(why))) {
-			/* It may have written its final state and ended between the read and
-			 * this check: what it left is read once more. */
-			if (armctl_parse(dirfd, &now) == 0)
-				*st = now;
+			armctl_reread(dirfd, st);
 			return arm_status_final(st->status);
 		}
 		if (clock_wall() >= until)

@@ -20,6 +20,7 @@ import multiprocessing
 import operator
 import os
 import signal
+import statistics
 import threading
 
 from . import catalogue
@@ -165,8 +166,7 @@ class Group:
         if not n:
             return None
         if self.unsorted:
-            s = sorted(x for run in self.runs for x in run)
-            return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2.0
+            return statistics.median([x for run in self.runs for x in run])
         if n % 2:
             return _kth(self.runs, n // 2)
         return (_kth(self.runs, n // 2 - 1) + _kth(self.runs, n // 2)) / 2.0
