@@ -114,15 +114,23 @@ class Leftovers(ft.FaultCase):
             self.assertEqual(f.read(), "not yours\n")
 
     @staticmethod
-    def cmdlines():
-        out = []
+    def live_threads(pgid):
+        """The threads of process group pgid not yet exited. A leader that has exited reads
+        an empty cmdline and a zombie state while its other threads still run: each thread
+        is counted, not each process."""
+        live = []
         for pid in os.listdir("/proc"):
             try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    out.append(f.read().decode(errors="replace"))
-            except (OSError, ValueError):
+                with open("/proc/%s/stat" % pid) as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[2]) != pgid:
+                        continue
+                for tid in os.listdir("/proc/%s/task" % pid):
+                    with open("/proc/%s/task/%s/stat" % (pid, tid)) as f:
+                        if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                            live.append("%s/%s" % (pid, tid))
+            except (OSError, ValueError, IndexError):
                 pass
-        return out
+        return live
 
     def test_clean_all_removes_what_a_killed_check_left(self):
         stage = self.stage()
@@ -133,11 +141,12 @@ class Leftovers(ft.FaultCase):
                                 start_new_session=True)
         self.addCleanup(ft.reap, proc)
         ft.wait_for(lambda: any(n.startswith("stagebench.create.") for n in os.listdir(stage)))
+        self.assertGreater(len(self.live_threads(proc.pid)), 1)  # the check and its child
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        # a child in a session of its own (the work on --dir) outlives the group: it is told
-        # of its parent's death and stops by itself; the leftovers are counted once it is gone
-        ft.wait_for(lambda: not any(stage in c for c in self.cmdlines()), timeout=90)
+        # the child (the work on --dir) dies with the group, but a thread of it inside a call
+        # (a create) ends that call first: the leftovers are counted once every thread is gone
+        ft.wait_for(lambda: not self.live_threads(proc.pid), timeout=90)
         # and the shapes a kill can leave at other moments
         def put(name, data):
             with open(os.path.join(stage, name), "wb") as f:
@@ -155,9 +164,9 @@ class Leftovers(ft.FaultCase):
         info = json.loads(run(["info", "--dir", stage, "--format", "json"]).stdout)
         now = sorted(os.listdir(stage))
         self.assertEqual(info["leftovers"]["kinds"]["check"]["count"], len(left) + 1,
-                         "listed before: %s; now: %s (new: %s); processes on it: %s; info: %s"
+                         "listed before: %s; now: %s (new: %s); threads of its group: %s; info: %s"
                          % (left, now, sorted(set(now) - set(left) - set(theirs)),
-                            [c for c in self.cmdlines() if stage in c], info["leftovers"]))
+                            self.live_threads(proc.pid), info["leftovers"]))
         self.assertEqual(info["leftovers"]["kinds"]["other"]["count"], 1)
         # clean of some tests leaves them; clean all removes them, not another's
         self.assertEqual(run(["clean", "1a", "4", "--dir", stage]).returncode, 0)
