@@ -114,13 +114,16 @@ class Clush(EngineCase):
 
     def test_kill_ends_a_round(self):
         E = engines()
-        rnd = self.engine().start(["n1", "n2"], ["sh", "-c", "sleep 60", "sh", E.NODE], 100,
+        sleep = "sleep 60.%06d" % os.getpid()  # this test's own: none left behind
+        rnd = self.engine().start(["n1", "n2"], ["sh", "-c", sleep, "sh", E.NODE], 100,
                                   self.logbase("kill"))
         self.assertFalse(rnd.wait(0.5))
         rnd.kill()
         self.assertTrue(rnd.wait(5))
         for o in rnd.results().values():
             self.assertNotEqual(o.rc, 0)
+        rnd.cleanup()
+        self.assertEqual(ct.processes_mentioning(sleep), [])
 
     def test_tree_mode_with_a_topology(self):
         """--topology: the round's worker is ClusterShell's TreeWorker (through the gateway

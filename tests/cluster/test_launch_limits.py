@@ -126,8 +126,9 @@ class Limits(ct.TempDirCase):
         Plan.engine.round_bound = lambda count, limit: 2.0
         r = rounds.Rounds(Plan(), Manifest())
         t0 = time.monotonic()
-        res, _dt = r.run("bound", ["n1", "n2"], ["sh", "-c", "sleep 60", "sh", engines.NODE],
-                         100)
+        # a sleep of this test's own (another test's "sleep 60" may run beside it)
+        sleep = "sleep 60.%06d" % os.getpid()
+        res, _dt = r.run("bound", ["n1", "n2"], ["sh", "-c", sleep, "sh", engines.NODE], 100)
         self.assertLess(time.monotonic() - t0, 20)
         for n in ("n1", "n2"):
             self.assertTrue(res[n].aborted)
@@ -135,7 +136,7 @@ class Limits(ct.TempDirCase):
         failed = r.record_failures({"what": "the bound round"}, res, "x")
         self.assertEqual({f["status"] for f in failed.values()}, {"not_reached"})
         self.assertEqual(r.dead, {})
-        self.assertEqual(ct.processes_mentioning("sleep 60"), [])
+        self.assertEqual(ct.processes_mentioning(sleep), [])
 
     def test_two_thousand_unresolvable_names_and_one_node(self):
         """2,000 names nothing resolves beside one reachable node: the node runs the part, the
