@@ -65,12 +65,17 @@ static void pool_thread_run(struct pool_thread *t, int setup_rc)
 		return;
 	atomic_store_explicit(&t->finished, false, memory_order_relaxed);
 	double at = clock_wait_until(p->part.start_at, POOL_SPIN_S, &stop_part);
+	/*
+	 * The release is these readings, taken once: its epoch seconds, its nanoseconds and the
+	 * start of the thread's time. A thread preempted after its wait would otherwise carry
+	 * two release instants, and its node time would not be what its figures add up to.
+	 */
 	r->release_at_ns = clock_wall_ns();
 	t->out->release_mono = clock_mono_ns();
 	r->release_mono_ns = t->out->release_mono;
 	if (at < 0)
 		return;
-	r->release_at = at;
+	r->release_at = (double)r->release_at_ns / 1e9;
 	r->ran = true;
 	r->rc = p->part.ops->run(&t->ctx);
 	t->end_mono = clock_mono_ns();

@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: MIT
 """A slow core is visible: one CPU's reads are delayed through the fault shim, and both the
-text summary of `run` and the probe of `check` name that CPU."""
+text summary of `run` and the probe of `check` name that CPU. A thread late to read the wall
+clock at its release (preempted there, as on a loaded node) leaves the summary's figures
+adding up: the node time and the threads' release instants are the same readings."""
 import json
 import os
+import sys
 import unittest
 
 import faulttest
 from faulttest import run
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from stagebench import selfcheck  # noqa: E402
 
 
 class SlowCore(faulttest.sbtest.TempDirCase):
@@ -50,6 +56,20 @@ class SlowCore(faulttest.sbtest.TempDirCase):
         self.assertNotIn("CPU %d " % self.cpus[0], rnd["message"])
         # the probe removed its file and wrote nothing else
         self.assertEqual(os.listdir(stage), [])
+
+    def test_late_wall_read_at_the_release_still_adds_up(self):
+        stage = self.stage()
+        out = self.path("s.json")
+        p = run(["run", "null", "--scale", "tiny", "--dir", stage, "--start-in", "0.3",
+                 "--cpus", "%d,%d" % tuple(self.cpus), "--out", out],
+                env=faulttest.shim_env(extra={"FAULTSHIM_WALL_LATE_CPU": "%d:20ms" % self.slow}))
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        with open(out) as f:
+            part = json.load(f)["tests"][0]["parts"][0]
+        rel = {t["cpu"]: t["release_at_ns"] for t in part["per_thread"]}
+        # the shim did make the slow CPU's reading late: its release is the later one
+        self.assertGreater(rel[self.slow] - rel[self.cpus[0]], 15000000, part["per_thread"])
+        self.assertIsNone(selfcheck.check(part, None, 2), part)
 
 
 if __name__ == "__main__":

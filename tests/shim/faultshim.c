@@ -50,6 +50,9 @@
  *                               contains TEXT; unset: every call counts
  *   FAULTSHIM_DELAY_CPU=CPU:DURATION   delay every read and pread (of counted files) made
  *                               by a thread that is running on CPU at that moment
+ *   FAULTSHIM_WALL_LATE_CPU=CPU:DURATION   every CLOCK_REALTIME read made by a thread running
+ *                               on CPU at that moment is made DURATION late, as by a thread
+ *                               preempted just before it reads the wall clock
  *   FAULTSHIM_LOG=FILE          append one line per injected fault to FILE
  *   FAULTSHIM_TRACE=1           with FAULTSHIM_LOG: also one line per counted call
  *
@@ -97,6 +100,8 @@ static const char *shim_path;				 /* FAULTSHIM_PATH */
 static _Atomic unsigned char shim_fd_match[SHIM_MAX_FD]; /* fd was opened on a counted path */
 static int shim_delay_cpu = -1;				 /* FAULTSHIM_DELAY_CPU */
 static uint64_t shim_delay_cpu_ns;
+static int shim_wall_late_cpu = -1; /* FAULTSHIM_WALL_LATE_CPU */
+static uint64_t shim_wall_late_ns;
 static bool shim_clock; /* a clock step is configured */
 static int64_t shim_clock_step_ns;
 static uint64_t shim_clock_after_ns; /* monotonic, from shim_t0 */
@@ -200,6 +205,24 @@ static bool shim_parse_duration(const char *s, uint64_t *ns)
 	else
 		return false;
 	return true;
+}
+
+/* NAME=CPU:DURATION from the environment into *cpu and *ns (unset: left as they are). */
+static void shim_parse_cpu_delay(const char *name, int *cpu, uint64_t *ns)
+{
+	const char *v = getenv(name);
+	char *end;
+	long c;
+
+	if (!v || !*v)
+		return;
+	c = strtol(v, &end, 10);
+	if (end == v || *end != ':' || c < 0 || !shim_parse_duration(end + 1, ns)) {
+		char what[80];
+		snprintf(what, sizeof(what), "%s must be CPU:DURATION", name);
+		shim_die(what, v);
+	}
+	*cpu = (int)c;
 }
 
 /* clock:step=+3600@after=1.5 */
@@ -334,15 +357,8 @@ __attribute__((constructor)) static void shim_init(void)
 					   O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	v = getenv("FAULTSHIM_TRACE");
 	shim_trace = v && *v && strcmp(v, "0") != 0;
-	v = getenv("FAULTSHIM_DELAY_CPU");
-	if (v && *v) {
-		char *end;
-		long cpu = strtol(v, &end, 10);
-		if (end == v || *end != ':' || cpu < 0 ||
-		    !shim_parse_duration(end + 1, &shim_delay_cpu_ns))
-			shim_die("FAULTSHIM_DELAY_CPU must be CPU:DURATION", v);
-		shim_delay_cpu = (int)cpu;
-	}
+	shim_parse_cpu_delay("FAULTSHIM_DELAY_CPU", &shim_delay_cpu, &shim_delay_cpu_ns);
+	shim_parse_cpu_delay("FAULTSHIM_WALL_LATE_CPU", &shim_wall_late_cpu, &shim_wall_late_ns);
 	v = getenv("FAULTSHIM");
 	if (v && *v) {
 		char *save = NULL, *tok;
@@ -714,8 +730,14 @@ static void shim_ts_add(struct timespec *ts, int64_t ns)
 
 SHIM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 {
-	int rc = shim_real_clock_gettime()(id, ts);
+	int rc;
 	int64_t off;
+
+	if (shim_wall_late_cpu >= 0 && shim_is_realtime(id) &&
+	    atomic_load_explicit(&shim_ready, memory_order_acquire) &&
+	    sched_getcpu() == shim_wall_late_cpu)
+		shim_sleep_ns(shim_wall_late_ns);
+	rc = shim_real_clock_gettime()(id, ts);
 
 	if (rc == 0 && shim_is_realtime(id) && (off = shim_clock_offset()) != 0)
 		shim_ts_add(ts, off);
