@@ -69,6 +69,8 @@ static void pool_thread_run(struct pool_thread *t, int setup_rc)
 	 * The release is these readings, taken once: its epoch seconds, its nanoseconds and the
 	 * start of the thread's time. A thread preempted after its wait would otherwise carry
 	 * two release instants, and its node time would not be what its figures add up to.
+	 * Not before the wait's look, which saw T: a double of epoch seconds rounds to 0.24 us,
+	 * so the later reading may round below T, while the look (rounded too) was not.
 	 */
 	r->release_at_ns = clock_wall_ns();
 	t->out->release_mono = clock_mono_ns();
@@ -76,6 +78,8 @@ static void pool_thread_run(struct pool_thread *t, int setup_rc)
 	if (at < 0)
 		return;
 	r->release_at = (double)r->release_at_ns / 1e9;
+	if (r->release_at < at)
+		r->release_at = at;
 	r->ran = true;
 	r->rc = p->part.ops->run(&t->ctx);
 	t->end_mono = clock_mono_ns();
