@@ -441,13 +441,19 @@ static bool shim_apply(const struct shim_rule *r, size_t *len)
 	return false;
 }
 
+/* Sleep ns when the calling thread runs on cpu (-1: never), once the shim is ready. */
+static void shim_late_on_cpu(int cpu, uint64_t ns)
+{
+	if (cpu < 0 || !atomic_load_explicit(&shim_ready, memory_order_acquire))
+		return;
+	if (sched_getcpu() == cpu)
+		shim_sleep_ns(ns);
+}
+
 static void shim_delay_cpu_maybe(bool counted)
 {
-	if (shim_delay_cpu < 0 || !counted ||
-	    !atomic_load_explicit(&shim_ready, memory_order_acquire))
-		return;
-	if (sched_getcpu() == shim_delay_cpu)
-		shim_sleep_ns(shim_delay_cpu_ns);
+	if (counted)
+		shim_late_on_cpu(shim_delay_cpu, shim_delay_cpu_ns);
 }
 
 /* ---- read and write ---- */
@@ -733,10 +739,8 @@ SHIM_EXPORT int clock_gettime(clockid_t id, struct timespec *ts)
 	int rc;
 	int64_t off;
 
-	if (shim_wall_late_cpu >= 0 && shim_is_realtime(id) &&
-	    atomic_load_explicit(&shim_ready, memory_order_acquire) &&
-	    sched_getcpu() == shim_wall_late_cpu)
-		shim_sleep_ns(shim_wall_late_ns);
+	if (shim_is_realtime(id))
+		shim_late_on_cpu(shim_wall_late_cpu, shim_wall_late_ns);
 	rc = shim_real_clock_gettime()(id, ts);
 
 	if (rc == 0 && shim_is_realtime(id) && (off = shim_clock_offset()) != 0)
