@@ -105,6 +105,7 @@ class Catalogue:
     def __init__(self, doc, origin):
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             raise UsageError("%s is not a stagebench catalogue (%s)" % (origin, SCHEMA))
+        self.origin = origin  # the file or the binary it was read from
         try:
             self.version = str(doc["version"])
             self.scales = [str(s) for s in doc["scales"]]

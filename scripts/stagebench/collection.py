@@ -25,6 +25,7 @@ import threading
 
 from . import catalogue
 from . import common
+from . import scan
 from .summaries import (Bad, Hist, OK_STATUSES, TOP_THREADS, UINT64_MAX, check_manifest,
                         hist_last, load_json, read_summary)
 
@@ -388,8 +389,9 @@ def reduce_chunk(items, seen=None):
     worker process, or in the collector."""
     local = set()
     records, sums = [], {}
-    for path, off in items:
-        r = read_summary(path, off)
+    doors = scan.scan([path for path, _off in items], TOP_THREADS) or [None] * len(items)
+    for (path, off), door in zip(items, doors):
+        r = read_summary(path, off, door=door)
         rec = _record(r)
         records.append(rec)
         if rec[0] != "ok":

@@ -12,10 +12,12 @@ NEEDS = {"cluster": ("ClusterShell",), "collect": ("ClusterShell",), "sim": ("Cl
          "cron": ("ClusterShell",), "history": ()}
 
 
-def run(name, bindir=None):
-    """Run command module name; bindir: where the commands are installed, when the front end
+def run(name, scan=None, bindir=None):
+    """Run command module name; scan: the collector's reader its front end names
+    (stagebench-scan, scan.py); bindir: where the commands are installed, when the front end
     is not there itself (the build tree's names the install's, for the paths it prints)."""
     files.INSTALLED_BINDIR = bindir
+    files.SCAN_PROGRAM = scan
     for module in NEEDS[name]:
         need(module)
     try:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """What every stagebench command shares: the results layout, exit codes, names and the
 checks of command-line values, and the one-line messages. Standard library only."""
+import functools
 import os
 import re
 import sys
@@ -87,10 +88,15 @@ def run_id_ok(text):
     return isinstance(text, str) and bool(_RUN_ID_RE.match(text)) and ".." not in text
 
 
+_DIGITS_RE = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=1 << 18)
 def natural_key(name):
-    """node2 before node10."""
+    """node2 before node10. Kept for the names met (a report sorts the same nodes again and
+    again); the key is shared: not to be changed."""
     return [(0, int(t), len(t)) if t.isdigit() else (1, t, 0)
-            for t in re.split(r"(\d+)", name) if t != ""]
+            for t in _DIGITS_RE.split(name) if t != ""]
 
 def server_of(node, fs):
     """The /stage server a node's directory is on, from its mount (info or summary 'fs').

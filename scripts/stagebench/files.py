@@ -287,6 +287,8 @@ def script_dir():
 # Where the commands are installed, when the running one is not there (the build tree's front
 # ends name the install's bin/: stagebench.command.run).
 INSTALLED_BINDIR = None
+# The collector's reader the running front end names (stagebench.command.run), or None.
+SCAN_PROGRAM = None
 
 
 def bindir():

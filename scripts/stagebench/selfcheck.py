@@ -67,6 +67,26 @@ _CHECKED = operator.itemgetter("release_at_ns", "ops", "bytes")
 _INT = frozenset((int,))
 
 
+def adds_up_sums(part, expect, plan_threads, n, sums):
+    """check() of a part whose threads the collector's fast door summed (scan.py's
+    Threads.sums): True when it surely adds up (check() would say None), False when check()
+    must look at its threads. n: the threads."""
+    if plan_threads is not None and n != plan_threads or sums is None or not n:
+        return False
+    first, need, need_index, ops, nbytes = sums
+    for key, same in (("ops", ops), ("bytes", nbytes), ("files", None)):
+        names = expect[key] if expect else None
+        per = _product(part, names) if expect else None
+        total = part.get(key)
+        if per is None or (total is None and key == "files"):
+            continue
+        if not _whole(total) or total != per * n:
+            return False
+        if key != "files" and same != per:  # every thread has per
+            return False
+    return first > 0 and _judge(part, first, need, need_index) is None
+
+
 def _adds_up(part, threads, expect, columns):
     """True when the part surely adds up: what _counts and _times check, on whole columns,
     with no call per thread. False when it may not (or a field is missing): the check

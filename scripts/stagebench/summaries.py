@@ -384,19 +384,25 @@ def _list(obj, key, where, required=True):
     return v
 
 
-def _hist_fast(h):
+def _hist_fast(h, door=None):
+    """The histogram without a call per bucket; _Slow if anything is unusual. door: the
+    summary came through the fast door (scan.py), which holds the buckets (integers)."""
     try:
         sub_bits, max_bits = h["sub_bits"], h["max_bits"]
         nums = (sub_bits, max_bits, h["count"], h["min_ns"], h["max_ns"], h["sum_ns"])
         b = h["buckets"]
         if set(map(type, nums)) != _INT or min(nums) < 0 or max(nums) > UINT64_MAX or \
-                type(b) is not list:
+                (door is None and type(b) is not list):
             raise _Slow
         if not (1 <= sub_bits < max_bits <= 64) or \
                 (max_bits - sub_bits + 1) << sub_bits > MAX_BUCKETS:
             raise _Slow
         last = hist_last(sub_bits, max_bits)
-        if b:
+        if door is not None:
+            idx, cnt = door.buckets(b)
+            if idx and (min(idx) < 0 or max(idx) > last or min(cnt) < 0):
+                raise _Slow
+        elif b:
             if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
                 raise _Slow
             idx, cnt = zip(*b)
@@ -412,10 +418,12 @@ def _hist_fast(h):
     return ((sub_bits, max_bits), nums[2], nums[3], nums[4], nums[5], idx, cnt)
 
 
-def _hist(part, where):
+def _hist(part, where, door=None):
     h = part.get("latency_hist")
     if h is None:
         return None
+    if door is not None:
+        return _hist_fast(h, door)
     try:
         return _hist_fast(h)
     except _Slow:
@@ -448,7 +456,7 @@ def _hist(part, where):
     return ((sub_bits, max_bits), count, mn, mx, sm, idx, cnt)
 
 
-def _part(part, where, top):
+def _part(part, where, top, door=None):
     status = _str(part, "status", where)
     p = {
         "part": _str(part, "part", where),
@@ -472,18 +480,27 @@ def _part(part, where, top):
         p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
         p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
         p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
-    threads = _list(part, "per_thread", where)
-    try:
-        times, p["rel_min"], p["rel_max"], p["top"], first_err, p["columns"] = \
-            _threads_fast(threads, top)
-    except _Slow:
-        times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top, where)
-        p["columns"] = None
-    p["threads"] = len(threads)
-    p["times"] = times.tobytes()
-    if not p["error"] and first_err:
-        p["error"] = first_err
-    p["hist"] = _hist(part, where)
+    if door is not None:
+        # reduced by the door as _threads_fast does; a thread with an error is not (no
+        # first_err), nor is a part without per_thread
+        b = door.threads(part["per_thread"])
+        p["rel_min"], p["rel_max"], p["top"], p["columns"] = b.rel_min, b.rel_max, b.top, b
+        p["threads"] = b.n
+        p["times"] = b.times
+    else:
+        threads = _list(part, "per_thread", where)
+        try:
+            times, p["rel_min"], p["rel_max"], p["top"], first_err, p["columns"] = \
+                _threads_fast(threads, top)
+        except _Slow:
+            times, p["rel_min"], p["rel_max"], p["top"], first_err = _threads(threads, top,
+                                                                              where)
+            p["columns"] = None
+        p["threads"] = len(threads)
+        p["times"] = times.tobytes()
+        if not p["error"] and first_err:
+            p["error"] = first_err
+    p["hist"] = _hist(part, where, door)
     _part_v2(p, part, where)
     return p
 
@@ -630,9 +647,21 @@ def _threads(threads, top, where):
     return times, rel_min, rel_max, sorted(heap, reverse=True), first_err
 
 
-def read_summary(path, rep_offset=0, top=TOP_THREADS):
-    """One summary reduced to what the report needs, or {'error': why}. Never raises."""
+# How load_json parses a summary (strict=False).
+_SUMMARY_KW = {"parse_constant": _constant}
+
+
+def read_summary(path, rep_offset=0, top=TOP_THREADS, door=None):
+    """One summary reduced to what the report needs, or {'error': why}. Never raises. door:
+    what the fast door made of the file (scan.py's Door), or None: a summary the door reduces
+    all of without a doubt gives what the file read here gives; anything else (a field to
+    refuse, a thread to look at one by one) and the file is read here."""
     name = os.path.basename(path)
+    if door is not None:
+        try:
+            return _summary(_loads(door.text, _SUMMARY_KW), name, rep_offset, top, door)
+        except Exception:  # noqa: BLE001 (the file read here says what it is)
+            pass
     try:
         s = load_json(path, strict=False)
     except OSError as e:
@@ -647,7 +676,7 @@ def read_summary(path, rep_offset=0, top=TOP_THREADS):
         return {"file": name, "error": "unexpected structure (%s: %s)" % (type(e).__name__, e)}
 
 
-def _summary(s, name, rep_offset, top):
+def _summary(s, name, rep_offset, top, door=None):
     """read_summary's work on the parsed JSON s, in steps: the repetition numbering, the
     schema, the node's facts, its tests' parts (or the error of a node that ran none), then
     what goes on to terminals escaped. Raises Bad."""
@@ -668,7 +697,9 @@ def _summary(s, name, rep_offset, top):
             json.dumps(schema)[:60] if schema is not None else "missing",
             " or ".join(NODE_SCHEMAS)))
     out = _summary_facts(s, name, schema, run)
-    _summary_tests(out, s, rep_offset, top)
+    if door is not None and "threads" in s:
+        out["plan_threads"] = door.plan(s["threads"])
+    _summary_tests(out, s, rep_offset, top, door)
     if not out["entries"] and not out["test_errors"]:
         _summary_no_test(out, run, rep_offset)
     _summary_escape(out)
@@ -701,7 +732,7 @@ def _summary_facts(s, name, schema, run):
     return out
 
 
-def _summary_tests(out, s, rep_offset, top):
+def _summary_tests(out, s, rep_offset, top, door=None):
     """Every part of every test of the summary into out["entries"] as (test, repetition,
     part, figures); a test without parts into out["test_errors"]."""
     errors = out["errors"]
@@ -721,23 +752,31 @@ def _summary_tests(out, s, rep_offset, top):
         if not parts:
             out["test_errors"].append((test, rep, terr or "test %s did not run" % test, None))
         for pi, part in enumerate(parts):
-            p = _part(part, "%sparts[%d]." % (w, pi), top)
+            p = _part(part, "%sparts[%d]." % (w, pi), top, door)
             if p["part"] not in cat.tests[test]["parts"]:
                 raise Bad("field %sparts[%d].part '%s' is not a part of test %s"
                           % (w, pi, p["part"], test))
-            _part_selfcheck(p, part, "%sparts[%d]." % (w, pi), out["plan_threads"])
+            _part_selfcheck(p, part, "%sparts[%d]." % (w, pi), out["plan_threads"], door)
             if p["status"] not in OK_STATUSES and not p["error"]:
                 p["error"] = terr or (errors[0] if errors else "part %s" % p["status"])
             out["entries"].append((test, rep, p["part"], p))
 
 
-def _part_selfcheck(p, part, where, top_threads):
+def _part_selfcheck(p, part, where, top_threads, door=None):
     """The part's figures against themselves and the plan (selfcheck.py): one that does not
     add up gets the status "inconsistent" and the reason as its error. The plan's threads:
     the part's own "threads" (node/3), else the summary's thread plan."""
     p["plan_threads"] = _int(part, "threads", where, required=False)
     columns = p.pop("columns")  # the threads' times and indexes, checked (None: not taken)
     if p["status"] not in OK_STATUSES:
+        return
+    if door is not None:
+        # the door's columns: the part surely adds up, or it is read thread by thread
+        plan = p["plan_threads"] if p["plan_threads"] is not None else top_threads
+        if (top_threads is not None and plan != top_threads) or not selfcheck.adds_up_sums(
+                part, catalogue.load().parts[p["part"]].get("expect"), plan, columns.n,
+                columns.sums):
+            raise _Slow
         return
     plan = p["plan_threads"] if p["plan_threads"] is not None else top_threads
     if p["plan_threads"] is not None and top_threads is not None and \

@@ -10,6 +10,7 @@ report has no raw control character.
 
 STAGEBENCH_FUZZ_SEED and STAGEBENCH_FUZZ_CASES change the seed and the number of cases per
 kind (default 13 and 1500); a failure names the seed and the case to replay."""
+import array
 import json
 import os
 import random
@@ -157,6 +158,92 @@ class Mutator:
         return obj
 
 
+# Values for a thread's fields: of every type, at and past the reader's bounds, ties.
+THREAD_VALUES = [0, -0.0, 1, 0.5, 1.0, 2, None, "", "EIO", True, -1, 1e7, 1e7 + 1, 1e11,
+                 1e11 + 1, 2 ** 53 + 1, 2 ** 63, 2 ** 64, 1e308, [], {}, 1800000000.25,
+                 1800000000000000000]
+THREAD_FIELDS = ("time_s", "release_at", "index", "cpu", "error", "release_at_ns", "ops",
+                 "bytes")
+
+
+def thread_mutation(rng, m):
+    """(kind, bytes): the summary of m with its threads' fields changed: set to a value of
+    THREAD_VALUES, copied from another thread (ties), deleted, or repeated."""
+    obj = m.tree()
+    threads = [th for t in obj.get("tests") or [] for p in t.get("parts") or []
+               for th in p.get("per_thread") or []]
+    if not threads:
+        return "thread (none)", json.dumps(obj).encode()
+    kind = rng.choice(("value", "value", "tie", "twin", "delete", "repeat", "all"))
+    if kind == "twin":  # two threads alike but for an integer and a float of one value
+        a, b = rng.choice(threads), rng.choice(threads)
+        b.update(a)
+        for key, v in (("time_s", rng.choice((0, 1, 2))), ("release_at", 1800000000)):
+            if rng.random() < 0.8:
+                a[key], b[key] = (v, float(v)) if rng.random() < 0.5 else (float(v), v)
+        return "thread twin", json.dumps(obj).encode()
+    for _ in range(rng.randint(1, 3)):
+        th, key = rng.choice(threads), rng.choice(THREAD_FIELDS)
+        if kind == "value":
+            th[key] = rng.choice(THREAD_VALUES)
+        elif kind == "tie":
+            th[key] = rng.choice(threads).get(key)
+        elif kind == "all":
+            v = rng.choice(THREAD_VALUES)
+            for t in threads:
+                t[key] = v
+        elif kind == "delete":
+            th.pop(key, None)
+    text = json.dumps(obj, indent=rng.choice((None, 2)))
+    if kind == "repeat":  # a key twice in one thread object
+        text = text.replace('"index":', '"index": 0, "index":', 1)
+    return "thread " + kind, text.encode()
+
+
+def widen(rng, data, n):
+    """The summary data with each part's one thread made n alike but for their index, CPU,
+    release and time, drawn from a few values of both types so that they tie (1 and 1.0);
+    its counts and node time raised to add up, so that the door can take it."""
+    obj = json.loads(data.decode("utf-8"))
+    for t in obj.get("tests") or []:
+        for p in t.get("parts") or []:
+            one = (p.get("per_thread") or [None])[0]
+            if not isinstance(one, dict) or len(p["per_thread"]) != 1:
+                continue
+            ns, threads = one.get("release_at_ns") or 0, []
+            for i in range(n):
+                th = dict(one, index=rng.choice((i, i, 0)), cpu=rng.choice((i, 0)))
+                th["time_s"] = rng.choice((1, 1.0, 2, 2.0, 0.5, one["time_s"]))
+                late = rng.choice((0, 0, 1000))
+                th["release_at_ns"] = ns + late
+                rel = (ns + late) / 1e9
+                th["release_at"] = rng.choice((rel, float(int(rel)), int(rel))) if rel else 0
+                threads.append(th)
+            p["per_thread"] = threads
+            for key in ("ops", "bytes", "files"):
+                if isinstance(p.get(key), int):
+                    p[key] *= n
+            p["threads"] = n
+            p["node_time_s"] = p.get("node_time_s", 0) + 10
+    if isinstance(obj.get("threads"), list) and obj["threads"]:
+        obj["threads"] = [dict(obj["threads"][0], index=i) for i in range(n)]
+    return json.dumps(obj, indent=rng.choice((None, 2))).encode()
+
+
+def _plain(v):
+    """v's repr with arrays as tuples (the door's buckets are arrays, the reader's tuples):
+    equal only with the same types too (1 and 1.0, 0.0 and -0.0 differ)."""
+    def plain(v):
+        if isinstance(v, array.array):
+            return tuple(v)
+        if isinstance(v, (list, tuple)):
+            return type(v)(plain(x) for x in v)
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+    return repr(plain(v))
+
+
 class Fuzz(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="case-", dir=BASE)
@@ -207,6 +294,75 @@ class Fuzz(unittest.TestCase):
         print("summaries: %d cases (%d refused as invalid) in %.1f s, seed %d"
               % (CASES, invalid, time.monotonic() - t0, SEED))
         self.assertGreater(invalid, CASES // 4)  # the mutations do damage
+
+    def test_door(self):
+        """The fast door (scan.py, stagebench-scan) against the reader alone, on the real
+        summaries and their mutations, the per-thread fields' most of all: a summary read
+        through the door gives what the file read alone gives, value for value and type for
+        type, and the door does take the usual ones."""
+        from stagebench import scan
+        self.assertIsNotNone(scan.program(), "stagebench-scan is not beside the catalogue")
+        t0 = time.monotonic()
+        paths, kinds = [], []
+        nodes = [p for p in self.summaries if os.path.basename(p).startswith("node")]
+        for i, p in enumerate(nodes):  # as the nodes wrote them, then compacted
+            for k, data in enumerate((read_bytes(p), json.dumps(json.loads(
+                    read_bytes(p).decode())).encode())):
+                paths.append(os.path.join(self.dir, "plain%d-%d.json" % (i, k)))
+                kinds.append("plain")
+                with open(paths[-1], "wb") as f:
+                    f.write(data)
+        for i in range(CASES // 10):  # more threads, of ties and types
+            data = widen(self.rng, read_bytes(self.rng.choice(nodes)), self.rng.randint(2, 9))
+            paths.append(os.path.join(self.dir, "wide%d.json" % i))
+            kinds.append("plain")
+            with open(paths[-1], "wb") as f:
+                f.write(data)
+        mutators = [Mutator(self.rng, read_bytes(p)) for p in paths]
+        for i in range(CASES):
+            m = self.rng.choice(mutators)
+            kind, data = thread_mutation(self.rng, m) if i % 2 else m.mutate()
+            paths.append(os.path.join(self.dir, "node%d.1a.rep1.json" % i))
+            kinds.append(kind)
+            with open(paths[-1], "wb") as f:
+                f.write(data)
+        doors = scan.scan(paths, S.TOP_THREADS)
+        self.assertEqual(len(doors), len(paths))
+        taken = through = 0
+        for path, kind, door in zip(paths, kinds, doors):
+            what = "door case %s (%s)" % (os.path.basename(path), kind)
+            alone = S.read_summary(path)
+            self.assertEqual(_plain(S.read_summary(path, door=door)), _plain(alone), what)
+            if door is None:
+                self.assertNotEqual(kind, "plain", what)
+                continue
+            taken += 1
+            try:  # the door's reading on its own, without the fallback
+                mine = S._summary(S._loads(door.text, S._SUMMARY_KW), os.path.basename(path),
+                                  0, S.TOP_THREADS, door)
+            except Exception:  # noqa: BLE001 (declined on the way: read alone, compared above)
+                self.assertNotEqual(kind, "plain", what)
+                continue
+            through += 1
+            self.assertEqual(_plain(mine), _plain(alone), what)
+        print("door: %d summaries, %d scanned, %d read through the door in %.1f s, seed %d"
+              % (len(paths), taken, through, time.monotonic() - t0, SEED))
+        self.assertGreater(through, len(paths) // 5)  # it is not declining everything
+
+    def test_door_collect(self):
+        """The whole report of the real run, through the door and without it: the same."""
+        from stagebench import scan
+        outs = []
+        for prog in (scan.program(), None):
+            saved = scan._program[:]
+            scan._program[:] = [prog]
+            try:
+                built = report.build(collection.collect([RUN]))
+            finally:
+                scan._program[:] = saved
+            outs.append((model.to_json(built), reporttext.to_text(built), model.to_csv(built)))
+        self.assertIsNotNone(scan.program())
+        self.assertEqual(outs[0], outs[1])
 
     def test_manifest(self):
         t0 = time.monotonic()

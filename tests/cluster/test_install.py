@@ -96,6 +96,27 @@ class Install(ct.TempDirCase):
                            universal_newlines=True, env=env, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("dry run: 2 nodes node[1-2]", p.stdout)
+        # the collector runs its reader from libexec/stagebench (a wrapper notes that it ran)
+        scan = os.path.join(prefix, "libexec", "stagebench", "stagebench-scan")
+        os.rename(scan, scan + ".real")
+        with open(scan, "w") as f:
+            f.write('#!/bin/sh\n: >"$SCAN_RAN" && exec "$0.real" "$@"\n')
+        os.chmod(scan, 0o755)
+        summary = self.path("node.json")
+        os.mkdir(self.path("stage2"))
+        p = subprocess.run([ct.BINARY, "run", "2a", "--scale", "tiny", "--start-in", "0",
+                            "--dir", self.path("stage2"), "--out", summary],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        env["SCAN_RAN"] = self.path("scan-ran")
+        p = subprocess.run([os.path.join(prefix, "bin", "stagebench-collect"), summary,
+                            "--no-history", "--format", "json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env, timeout=120)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertEqual(json.loads(p.stdout)["schema"].split("/")[0], "stagebench.report")
+        self.assertTrue(os.path.exists(env["SCAN_RAN"]), "the collector ran no reader")
 
     def test_layout_and_uninstall(self):
         build = _build_tree()
@@ -106,7 +127,9 @@ class Install(ct.TempDirCase):
             self.skipTest("configured with -DSTAGEBENCH_MAN=OFF: no man pages")
         prefix = _install(self, build)
         files = _files_under(prefix)
-        expected = ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]
+        # the collector's reader: a program of the collector's, not a command
+        expected = ["bin/stagebench", "libexec/stagebench/stagebench-scan"]
+        expected += ["bin/" + c for c in COMMANDS]
         # every page the build made: one per command, the formats (5) and the rules (7)
         pages = [f for f in os.listdir(os.path.join(build, "man")) if re.search(r"\.[157]$", f)]
         expected += ["share/man/man%s/%s" % (f[-1], f) for f in pages]
@@ -116,7 +139,7 @@ class Install(ct.TempDirCase):
         expected += ["share/bash-completion/completions/" + c for c in ("stagebench",) + COMMANDS]
         for f in expected:
             self.assertIn(f, files)
-        for f in ["bin/stagebench"] + ["bin/" + c for c in COMMANDS]:
+        for f in expected[:2] + ["bin/" + c for c in COMMANDS]:
             self.assertTrue(os.access(os.path.join(prefix, f), os.X_OK), f)
         package = [f for f in files if f.endswith("/stagebench/catalogue.json")]
         self.assertEqual(len(package), 1, files)

@@ -55,14 +55,16 @@ rc=0
 lintian --fail-on error,warning "$deb" >"$work/lintian.log" 2>&1 || rc=$?
 [ "$rc" -eq 0 ] || { cat "$work/lintian.log"; fail "lintian found errors or warnings (exit $rc)"; }
 dpkg-deb -x "$deb" "$work/deb"
-bin="$work/deb/usr/bin/stagebench"
-readelf -S -d -l "$bin" >"$work/readelf"  # into files: grep -q's early exit would break the pipe
-nm -D "$bin" >"$work/nm"
-! grep -q '[.]symtab' "$work/readelf" || fail "usr/bin/stagebench is not stripped"
-grep -q 'BIND_NOW' "$work/readelf" || fail "usr/bin/stagebench: no -z now"
-grep -q 'GNU_RELRO' "$work/readelf" || fail "usr/bin/stagebench: no -z relro"
-grep -q '__stack_chk_fail' "$work/nm" || fail "usr/bin/stagebench: no stack protector"
-grep -q '_chk@' "$work/nm" || fail "usr/bin/stagebench: no fortified calls"
+for b in bin/stagebench libexec/stagebench/stagebench-scan; do
+	bin="$work/deb/usr/$b"
+	readelf -S -d -l "$bin" >"$work/readelf"  # into files: grep -q's early exit would break the pipe
+	nm -D "$bin" >"$work/nm"
+	! grep -q '[.]symtab' "$work/readelf" || fail "usr/$b is not stripped"
+	grep -q 'BIND_NOW' "$work/readelf" || fail "usr/$b: no -z now"
+	grep -q 'GNU_RELRO' "$work/readelf" || fail "usr/$b: no -z relro"
+	grep -q '__stack_chk_fail' "$work/nm" || fail "usr/$b: no stack protector"
+	grep -q '_chk@' "$work/nm" || fail "usr/$b: no fortified calls"
+done
 uncompressed=$(find "$work/deb/usr/share/man" -type f ! -name '*.gz')
 [ -z "$uncompressed" ] || fail "man pages not compressed: $uncompressed"
 for f in copyright changelog.Debian.gz; do
@@ -110,6 +112,11 @@ clean /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); a
 clean stagebench-sim --nodes 2 --servers 1 --dir "$work/sim" --results "$work/results" \
 	--run-id deb --scale tiny 2a >"$work/sim.log" 2>&1 || { cat "$work/sim.log"; fail "stagebench-sim"; }
 [ -f "$work/results/deb/manifest.json" ] || fail "stagebench-sim wrote no manifest"
+# the collector's reader, installed beside it, takes the node summaries the sim wrote
+find "$work/results/deb" -maxdepth 1 -name 'node*.json' -print0 >"$work/summaries"
+[ -s "$work/summaries" ] || fail "stagebench-sim wrote no node summary"
+clean /usr/libexec/stagebench/stagebench-scan <"$work/summaries" >"$work/scan.out" || fail "stagebench-scan exited $?"
+[ "$(head -c 9 "$work/scan.out")" = "$(printf 'SBSCAN1\nD')" ] || fail "stagebench-scan declined a summary of the sim"
 clean man -P cat stagebench 2>/dev/null | grep -q 'I/O benchmarks of a node' || fail "man stagebench"
 clean man -P cat stagebench-cron 2>/dev/null | grep -q -- '--results' || fail "man stagebench-cron"
 # the paths the installed commands print are the installed ones

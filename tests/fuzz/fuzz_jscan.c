@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target of util/jscan: jscan_summary reads only the bytes it is given, keeps its
+ * contract (0 with one whole record appended, or -EINVAL / -ENOMEM with nothing appended),
+ * takes only what is valid JSON (util/jdoc, the collector's door in C, accepts the text and the
+ * text it hands on, but for a repeated key outside the taken arrays, which the collector's
+ * parse refuses), and every block of its record reads to its end.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/jdoc.h"
+#include "util/jscan.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_fail(const char *what) __attribute__((noreturn));
+static void fuzz_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_jscan: %s\n", what);
+	abort();
+}
+
+struct fuzz_rd {
+	const unsigned char *p;
+	size_t at, len;
+};
+
+static uint64_t fuzz_take(struct fuzz_rd *r, size_t n)
+{
+	uint64_t v = 0;
+	if (r->len - r->at < n)
+		fuzz_fail("a record shorter than its layout");
+	memcpy(&v, r->p + r->at, n < sizeof(v) ? n : sizeof(v));
+	r->at += n;
+	return v;
+}
+
+/* The valid JSON text (a repeated key aside) of text[0..len). */
+static void fuzz_valid(const char *text, size_t len, const char *what)
+{
+	struct jdoc doc;
+	char why[256];
+	int rc = jdoc_parse(text, len, false, &doc, why, sizeof(why));
+	if (rc == -EINVAL && strncmp(why, "duplicate key", 13) != 0) {
+		fprintf(stderr, "fuzz_jscan: %s: %s\n", what, why);
+		fuzz_fail("jscan took what is not JSON");
+	}
+	jdoc_free(&doc);
+}
+
+static void fuzz_record(const struct jscan_buf *out)
+{
+	struct fuzz_rd r = {out->p, 0, out->len};
+	if (fuzz_take(&r, 1) != 'D')
+		fuzz_fail("a record not marked D");
+	size_t tlen = (size_t)fuzz_take(&r, 4);
+	if (r.len - r.at < tlen)
+		fuzz_fail("a text longer than the record");
+	fuzz_valid((const char *)r.p + r.at, tlen, "the text handed on");
+	r.at += tlen;
+	uint64_t nblocks = fuzz_take(&r, 4);
+	for (uint64_t k = 0; k < nblocks; k++) {
+		int kind = (int)fuzz_take(&r, 1);
+		if (kind == 'P') {
+			fuzz_take(&r, 4);
+		} else if (kind == 'H') {
+			uint64_t n = fuzz_take(&r, 4);
+			fuzz_take(&r, 16 * n);
+		} else if (kind == 'T') {
+			uint64_t n = fuzz_take(&r, 4), ran = fuzz_take(&r, 4);
+			if (ran > n)
+				fuzz_fail("more threads ran than there are");
+			fuzz_take(&r, 8 * ran);
+			if (fuzz_take(&r, 1))
+				fuzz_take(&r, 18);
+			uint64_t top = fuzz_take(&r, 4);
+			if (top > ran || top > 5)
+				fuzz_fail("more slowest threads than ran or were asked for");
+			fuzz_take(&r, 25 * top);
+			if (fuzz_take(&r, 1))
+				fuzz_take(&r, 42);
+		} else {
+			fuzz_fail("a block of no known kind");
+		}
+	}
+	if (r.at != r.len)
+		fuzz_fail("bytes after the record's blocks");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct jscan_buf out = {0};
+	char *text = malloc(size ? size : 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	int rc = jscan_summary(text, size, 5, &out);
+	if (rc != 0 && rc != -EINVAL && rc != -ENOMEM)
+		fuzz_fail("jscan_summary broke its contract");
+	if (rc != 0 && out.len != 0)
+		fuzz_fail("a declined text left bytes in the record");
+	if (rc == 0) {
+		fuzz_valid(text, size, "the summary");
+		fuzz_record(&out);
+	}
+	jscan_buf_free(&out);
+	free(text);
+	return 0;
+}

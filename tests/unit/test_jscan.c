@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit test of util/jscan: the texts the fast door declines (each one the collector must read
+ * itself: not JSON, an escape, a byte outside ASCII, a thread with an error or a value of an
+ * unusual type or range, a repeated key inside a taken array), the ones it takes, and one
+ * record read back field by field: the text handed on and each block's figures.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "util/jscan.h"
+
+#define TH(fields) "{\"tests\":[{\"parts\":[{\"per_thread\":[" fields "]}]}]}"
+/* A thread as the binary writes one (the fields the reader takes, and two it does not). */
+#define T0                                                                                         \
+	"{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"release_at_ns\":1500000000,\"time_s\":0.25,"  \
+	"\"bytes\":4096,\"ops\":1,\"error\":null,\"reason\":null,\"core\":1}"
+#define T1                                                                                         \
+	"{\"index\":1,\"cpu\":3,\"release_at\":1.5,\"release_at_ns\":1500000100,\"time_s\":0.5,"   \
+	"\"bytes\":4096,\"ops\":1,\"error\":null,\"reason\":null,\"core\":1}"
+
+struct jscan_case {
+	const char *text;
+	int rc;
+};
+
+static const struct jscan_case jscan_cases[] = {
+    {"{}", 0},
+    {" {\"a\": [1, 2.5e-3, -0, true, false, null, {\"b\": \"c\"}]}\n", 0},
+    {TH(T0 "," T1), 0},
+    {TH(""), 0},
+    {"{\"threads\":[{\"index\":0},{\"index\":1}]}", 0},
+    {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[[1,2],[3,4]]}}]}]}", 0},
+    /* a repeated key outside the taken arrays is the collector's parse to refuse */
+    {"{\"a\":1,\"a\":2}", 0},
+    /* not JSON */
+    {"", -EINVAL},
+    {"[]", -EINVAL},
+    {"{\"a\":1", -EINVAL},
+    {"{\"a\":1,}", -EINVAL},
+    {"{\"a\":01}", -EINVAL},
+    {"{\"a\":1.}", -EINVAL},
+    {"{\"a\":.5}", -EINVAL},
+    {"{\"a\":1e}", -EINVAL},
+    {"{\"a\":-}", -EINVAL},
+    {"{\"a\":NaN}", -EINVAL},
+    {"{\"a\":Infinity}", -EINVAL},
+    {"{\"a\":tru}", -EINVAL},
+    {"{} {}", -EINVAL},
+    {"{\"a\":\"x\ty\"}", -EINVAL},
+    {"{\"a\":1}\v", -EINVAL},
+    /* the collector's own reading says what these are */
+    {"{\"a\":\"\\n\"}", -EINVAL},
+    {"{\"a\":\"\xc3\xa9\"}", -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"release_at_ns\":1,\"time_s\":0.25,"
+	"\"bytes\":1,\"ops\":1,\"error\":\"EIO\"}"),
+     -EINVAL},
+    {TH("{\"index\":0,\"cpu\":null,\"release_at\":1.5,\"release_at_ns\":1,\"time_s\":0.25,"
+	"\"bytes\":1,\"ops\":1,\"error\":null}"),
+     -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"time_s\":0.25,\"error\":null,"
+	"\"time_s\":0.5}"),
+     -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":-1,\"cpu\":2,\"release_at\":1.5,\"time_s\":0.25,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"time_s\":-0.25,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1.5,\"time_s\":1e8,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1e12,\"time_s\":1,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1e400,\"time_s\":1,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":true,\"time_s\":1,\"error\":null}"), -EINVAL},
+    {TH("{\"index\":9223372036854775808,\"cpu\":2,\"release_at\":1,\"time_s\":1,"
+	"\"error\":null}"),
+     -EINVAL},
+    {TH("{\"index\":0,\"cpu\":2,\"release_at\":1,\"time_s\":9007199254740993,\"error\":null}"),
+     -EINVAL},
+    {TH("[1]"), -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"per_thread\":null}]}]}", -EINVAL},
+    {"{\"threads\":{}}", -EINVAL},
+    {"{\"threads\":[{\"a\":1,\"a\":2}]}", -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[[1,2,3]]}}]}]}", -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[[1,2.0]]}}]}]}", -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[[1,99999999999999999999]]}}]}]}",
+     -EINVAL},
+};
+
+static void test_cases(void)
+{
+	for (size_t i = 0; i < sizeof(jscan_cases) / sizeof(jscan_cases[0]); i++) {
+		const struct jscan_case *c = &jscan_cases[i];
+		struct jscan_buf out = {0};
+		int rc = jscan_summary(c->text, strlen(c->text), 5, &out);
+		CHECK_MSG(rc == c->rc, "case %zu (%s): %d, expected %d", i, c->text, rc, c->rc);
+		CHECK_MSG(rc == 0 ? out.len > 0 && out.p[0] == 'D' : out.len == 0, "case %zu", i);
+		jscan_buf_free(&out);
+	}
+}
+
+struct reader {
+	const unsigned char *p;
+	size_t at, len;
+};
+
+static int64_t rd(struct reader *r, size_t n)
+{
+	int64_t v = 0;
+	if (r->at + n <= r->len)
+		memcpy(&v, r->p + r->at, n);
+	r->at += n;
+	return v;
+}
+
+static double rdf(struct reader *r)
+{
+	double v = 0;
+	if (r->at + 8 <= r->len)
+		memcpy(&v, r->p + r->at, 8);
+	r->at += 8;
+	return v;
+}
+
+/* One part of three threads (one did not run) and a histogram, read back. */
+static void test_record(void)
+{
+	static const char text[] =
+	    "{\"threads\": [{\"index\": 0}, {\"index\": 1}, {\"index\": 2}],\n"
+	    " \"tests\": [{\"parts\": [{\"part\": \"2a\", \"latency_hist\": {\"count\": 3, "
+	    "\"buckets\": [[7, 1], [9, 2]]}, \"per_thread\": [" T0 "," T1
+	    ",{\"index\":2,\"cpu\":4,\"release_at\":0,\"release_at_ns\":0,\"time_s\":0,"
+	    "\"bytes\":4096,\"ops\":1,\"error\":null}]}]}]}";
+	static const char want[] = "{\"threads\": 0,\n"
+				   " \"tests\": [{\"parts\": [{\"part\": \"2a\", \"latency_hist\": "
+				   "{\"count\": 3, \"buckets\": 1}, \"per_thread\": 2}]}]}";
+	struct jscan_buf out = {0};
+	REQUIRE(jscan_summary(text, strlen(text), 1, &out) == 0);
+	struct reader r = {out.p, 0, out.len};
+	CHECK(rd(&r, 1) == 'D');
+	size_t tlen = (size_t)rd(&r, 4);
+	REQUIRE(tlen == strlen(want) && r.at + tlen <= r.len);
+	CHECK(memcmp(out.p + r.at, want, tlen) == 0);
+	r.at += tlen;
+	CHECK_U64(rd(&r, 4), 3); /* blocks */
+	CHECK(rd(&r, 1) == 'P');
+	CHECK_U64(rd(&r, 4), 3);
+	CHECK(rd(&r, 1) == 'H');
+	CHECK_U64(rd(&r, 4), 2);
+	CHECK_U64(rd(&r, 8), 7);
+	CHECK_U64(rd(&r, 8), 9);
+	CHECK_U64(rd(&r, 8), 1);
+	CHECK_U64(rd(&r, 8), 2);
+	CHECK(rd(&r, 1) == 'T');
+	CHECK_U64(rd(&r, 4), 3); /* threads */
+	CHECK_U64(rd(&r, 4), 2); /* ran: thread 2's release is 0 */
+	CHECK(rdf(&r) == 0.25);
+	CHECK(rdf(&r) == 0.5);
+	CHECK(rd(&r, 1) == 1);
+	CHECK(rdf(&r) == 1.5); /* the first least release: thread 0's */
+	CHECK(rd(&r, 1) == 0);
+	CHECK(rdf(&r) == 1.5);
+	CHECK(rd(&r, 1) == 0);
+	CHECK_U64(rd(&r, 4), 1); /* top 1: the slowest */
+	CHECK(rdf(&r) == 0.5);
+	CHECK(rd(&r, 1) == 0);
+	CHECK_U64(rd(&r, 8), 1);
+	CHECK_U64(rd(&r, 8), 3);
+	CHECK(rd(&r, 1) == 1);	 /* the sums */
+	CHECK_U64(rd(&r, 8), 0); /* the first release_at_ns: thread 2's 0 */
+	CHECK(rdf(&r) == 0);	 /* (no offsets taken from a first release at 0) */
+	rd(&r, 8);
+	CHECK(rd(&r, 1) == 1); /* every thread's ops are 1 */
+	CHECK_U64(rd(&r, 8), 1);
+	CHECK(rd(&r, 1) == 1);
+	CHECK_U64(rd(&r, 8), 4096);
+	CHECK_U64(r.at, out.len);
+	jscan_buf_free(&out);
+}
+
+/* The greatest release offset + time, and the ties of the slowest threads, as Python's. */
+static void test_sums_and_ties(void)
+{
+	static const char text[] = TH(
+	    "{\"index\":5,\"cpu\":0,\"release_at\":2,\"release_at_ns\":2000000000,\"time_s\":1,"
+	    "\"bytes\":8,\"ops\":2,\"error\":null},"
+	    "{\"index\":6,\"cpu\":1,\"release_at\":2.5,\"release_at_ns\":2500000000,\"time_s\":0.5,"
+	    "\"bytes\":8,\"ops\":3,\"error\":null},"
+	    "{\"index\":6,\"cpu\":1,\"release_at\":2.5,\"release_at_ns\":2500000000,\"time_s\":1.0,"
+	    "\"bytes\":8,\"ops\":2,\"error\":null}");
+	struct jscan_buf out = {0};
+	REQUIRE(jscan_summary(text, strlen(text), 5, &out) == 0);
+	struct reader r = {out.p, 0, out.len};
+	rd(&r, 1);
+	r.at += (size_t)rd(&r, 4);
+	CHECK_U64(rd(&r, 4), 1);
+	CHECK(rd(&r, 1) == 'T');
+	CHECK_U64(rd(&r, 4), 3);
+	CHECK_U64(rd(&r, 4), 3);
+	r.at += 3 * 8;
+	CHECK(rd(&r, 1) == 1);
+	CHECK(rdf(&r) == 2.0); /* an integer */
+	CHECK(rd(&r, 1) == 1);
+	CHECK(rdf(&r) == 2.5);
+	CHECK(rd(&r, 1) == 0);
+	CHECK_U64(rd(&r, 4), 3);
+	/* (1.0, 6, 1) > (1, 5, 0) > (0.5, 6, 1) */
+	CHECK(rdf(&r) == 1.0);
+	CHECK(rd(&r, 1) == 0);
+	CHECK_U64(rd(&r, 8), 6);
+	rd(&r, 8);
+	CHECK(rdf(&r) == 1.0);
+	CHECK(rd(&r, 1) == 1); /* the integer 1 kept as one */
+	CHECK_U64(rd(&r, 8), 5);
+	rd(&r, 8);
+	r.at += 25;
+	CHECK(rd(&r, 1) == 1);
+	CHECK_U64(rd(&r, 8), 2000000000);
+	CHECK(rdf(&r) == 1.5); /* (2.5 - 2) + 1.0, the last thread: the first to have it */
+	CHECK_U64(rd(&r, 8), 6);
+	CHECK(rd(&r, 1) == 0); /* ops differ */
+	CHECK_U64(rd(&r, 8), 0);
+	CHECK(rd(&r, 1) == 1);
+	CHECK_U64(rd(&r, 8), 8);
+	CHECK_U64(r.at, out.len);
+	jscan_buf_free(&out);
+}
+
+int main(void)
+{
+	test_cases();
+	test_record();
+	test_sums_and_ties();
+	return check_done();
+}

@@ -1,0 +1,768 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector's fast door (jscan.h): a validating recursive scan of a summary that copies the
+ * text but for the thread plan, the per_thread arrays and the histogram buckets, and reduces
+ * those as scripts/stagebench/summaries.py's fast path does, value for value: what it cannot
+ * reduce exactly so, it declines.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/jscan.h"
+
+/* Deeper nesting is declined (no summary nests deeper than 8). */
+#define JSCAN_MAX_DEPTH 64
+/* An object of a taken array with more keys than this is declined (its keys are compared). */
+#define JSCAN_MAX_KEYS 32
+/* The reader's bounds (summaries.py MAX_SECONDS, MAX_EPOCH), and integers a double holds. */
+#define JSCAN_MAX_SECONDS 1e7
+#define JSCAN_MAX_EPOCH	  1e11
+#define JSCAN_EXACT_INT	  (INT64_C(1) << 53)
+
+/* Where a value sits: the paths whose arrays are taken, everything else generic. */
+enum jscan_ctx { CTX_ANY, CTX_ROOT, CTX_TESTS, CTX_TEST, CTX_PARTS, CTX_PART, CTX_HIST };
+
+enum jscan_type { JT_NONE, JT_INT, JT_FLOAT, JT_NULL, JT_OTHER };
+
+/* A scalar as the reduction needs it: an integer an int64 holds, a finite double. */
+struct jscan_val {
+	enum jscan_type type;
+	int64_t i;
+	double d;
+};
+
+/* One per_thread entry. */
+struct jscan_thread {
+	struct jscan_val f[8];
+};
+
+/* The fields of a thread the reader takes, in jscan_thread.f's order. */
+/* clang-format off */
+#define JSCAN_KEY_NAME(word) {word, sizeof(word) - 1}
+static const struct {
+	const char *name;
+	size_t len;
+} jscan_thread_keys[8] = {
+    JSCAN_KEY_NAME("time_s"), JSCAN_KEY_NAME("release_at"),    JSCAN_KEY_NAME("index"),
+    JSCAN_KEY_NAME("cpu"),    JSCAN_KEY_NAME("error"),         JSCAN_KEY_NAME("release_at_ns"),
+    JSCAN_KEY_NAME("ops"),    JSCAN_KEY_NAME("bytes"),
+};
+/* clang-format on */
+enum { TF_TIME, TF_REL, TF_INDEX, TF_CPU, TF_ERROR, TF_RELNS, TF_OPS, TF_BYTES };
+
+struct jscan {
+	const char *p, *e;
+	const char *copied; /* the text before this is in text */
+	struct jscan_buf text, blocks;
+	uint32_t nblocks;
+	unsigned top;
+	int depth;
+	struct jscan_thread *th; /* a per_thread array's entries, reused */
+	size_t nth, capth;
+	int64_t *pairs; /* a buckets array's [index, count], reused */
+	size_t npairs, cappairs;
+};
+
+void jscan_buf_free(struct jscan_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+int jscan_buf_put(struct jscan_buf *b, const void *src, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (b->cap - b->len < n) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap - b->len < n)
+			cap *= 2;
+		unsigned char *p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int jscan_put_u8(struct jscan_buf *b, unsigned v)
+{
+	unsigned char c = (unsigned char)v;
+	return jscan_buf_put(b, &c, 1);
+}
+
+static int jscan_put_u32(struct jscan_buf *b, size_t v)
+{
+	uint32_t x = (uint32_t)v;
+	return jscan_buf_put(b, &x, sizeof(x));
+}
+
+static int jscan_put_f64(struct jscan_buf *b, double v)
+{
+	return jscan_buf_put(b, &v, sizeof(v));
+}
+
+static int jscan_put_i64(struct jscan_buf *b, int64_t v)
+{
+	return jscan_buf_put(b, &v, sizeof(v));
+}
+
+/* A byte's class, two bits: 1, JSON allows it between tokens; 2, it ends a plain string's text
+ * (a control byte, '"', a backslash, a byte outside ASCII). */
+/* clang-format off */
+#define JSCAN_C8(a) a, a, a, a, a, a, a, a
+#define JSCAN_C32(a) JSCAN_C8(a), JSCAN_C8(a), JSCAN_C8(a), JSCAN_C8(a)
+static const unsigned char jscan_class[256] = {
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 2, 2, 3, 2, 2, /* \t \n \r */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, /* */
+    1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* ' ' '"' */
+    JSCAN_C32(0),					    /* 0x30-0x4f */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, /* 0x5c a backslash */
+    JSCAN_C32(0),					    /* 0x60-0x7f */
+    JSCAN_C32(2), JSCAN_C32(2), JSCAN_C32(2), JSCAN_C32(2),
+};
+/* clang-format on */
+
+static void jscan_ws_run(struct jscan *s)
+{
+	const char *p = s->p;
+	while (p < s->e && (jscan_class[(unsigned char)*p] & 1)) {
+		/* an indentation after a newline, eight spaces at a time */
+		if (*p++ == '\n')
+			while (s->e - p >= 8 && memcmp(p, "        ", 8) == 0)
+				p += 8;
+	}
+	s->p = p;
+}
+
+/* Past white space (inline: most tokens have none before them). */
+static inline void jscan_ws(struct jscan *s)
+{
+	if (s->p < s->e && (jscan_class[(unsigned char)*s->p] & 1))
+		jscan_ws_run(s);
+}
+
+/* At '"': the string's text (no escape, ASCII, no control byte), s->p after it. */
+static int jscan_string(struct jscan *s, const char **start, size_t *len)
+{
+	const char *p = s->p + 1;
+	while (p < s->e && !(jscan_class[(unsigned char)*p] & 2))
+		p++;
+	if (p >= s->e || *p != '"')
+		return -EINVAL;
+	*start = s->p + 1;
+	*len = (size_t)(p - *start);
+	s->p = p + 1;
+	return 0;
+}
+
+static const double jscan_pow10[23] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	 1e7,
+				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * A number as JSON writes it, its value as Python's json reads it: an integer token (no
+ * fraction, no exponent) that an int64 holds as JT_INT, a float token as JT_FLOAT when finite
+ * (correctly rounded: exactly when the digits and the power of ten are doubles, else strtod),
+ * anything else JT_OTHER (the reduction declines it where it needs the value). v NULL: the
+ * token is only checked.
+ */
+static int jscan_number(struct jscan *s, struct jscan_val *v)
+{
+	const char *p = s->p, *start = s->p;
+	bool neg = false, is_float = false;
+	uint64_t mant = 0;
+	int digits = 0, frac = 0, exp10 = 0;
+
+	if (*p == '-') {
+		neg = true;
+		p++;
+	}
+	if (p >= s->e || *p < '0' || *p > '9')
+		return -EINVAL;
+	if (*p == '0') {
+		p++;
+	} else {
+		while (p < s->e && (unsigned)(*p - '0') < 10) {
+			mant = mant * 10 + (uint64_t)(*p - '0'); /* read only while digits <= 19 */
+			digits++;
+			p++;
+		}
+	}
+	if (p < s->e && *p == '.') {
+		is_float = true;
+		p++;
+		if (p >= s->e || *p < '0' || *p > '9')
+			return -EINVAL;
+		while (p < s->e && *p >= '0' && *p <= '9') {
+			if (mant || *p != '0') {
+				mant = mant * 10 + (uint64_t)(*p - '0');
+				digits++;
+			}
+			frac++;
+			p++;
+		}
+	}
+	if (p < s->e && (*p == 'e' || *p == 'E')) {
+		bool eneg = false;
+		is_float = true;
+		p++;
+		if (p < s->e && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		if (p >= s->e || *p < '0' || *p > '9')
+			return -EINVAL;
+		while (p < s->e && *p >= '0' && *p <= '9') {
+			if (exp10 < 100000)
+				exp10 = exp10 * 10 + (*p - '0');
+			p++;
+		}
+		if (eneg)
+			exp10 = -exp10;
+	}
+	s->p = p;
+	if (!v)
+		return 0;
+	v->type = JT_OTHER;
+	if (!is_float) {
+		if (digits <= 19 && mant <= (uint64_t)INT64_MAX) {
+			v->type = JT_INT;
+			v->i = neg ? -(int64_t)mant : (int64_t)mant;
+		}
+		return 0;
+	}
+	int e10 = exp10 - frac;
+	double d;
+	if (digits <= 15 && e10 >= -22 && e10 <= 22) {
+		d = (double)mant;
+		d = e10 < 0 ? d / jscan_pow10[-e10] : d * jscan_pow10[e10];
+	} else {
+		char buf[64];
+		size_t n = (size_t)(p - start);
+		if (n >= sizeof(buf))
+			return 0;
+		memcpy(buf, start, n);
+		buf[n] = '\0';
+		d = strtod(buf, NULL);
+		neg = false; /* strtod read the sign */
+	}
+	if (!isfinite(d))
+		return 0;
+	v->type = JT_FLOAT;
+	v->d = neg ? -d : d;
+	return 0;
+}
+
+static int jscan_literal(struct jscan *s, const char *word, enum jscan_type type,
+			 struct jscan_val *v)
+{
+	size_t n = strlen(word);
+	if ((size_t)(s->e - s->p) < n || memcmp(s->p, word, n) != 0)
+		return -EINVAL;
+	s->p += n;
+	if (v)
+		v->type = type;
+	return 0;
+}
+
+static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct jscan_val *v);
+
+/* The keys of an object in a taken array, compared as they come (their text is their value). */
+struct jscan_keys {
+	const char *k[JSCAN_MAX_KEYS];
+	size_t len[JSCAN_MAX_KEYS];
+	int n;
+};
+
+static int jscan_new_key(struct jscan_keys *ks, const char *k, size_t len)
+{
+	for (int i = 0; i < ks->n; i++)
+		if (ks->len[i] == len && ks->k[i][0] == k[0] && memcmp(ks->k[i], k, len) == 0)
+			return -EINVAL;
+	if (ks->n == JSCAN_MAX_KEYS)
+		return -EINVAL;
+	ks->k[ks->n] = k;
+	ks->len[ks->n++] = len;
+	return 0;
+}
+
+/* Expect c (after white space); s->p after it. */
+static int jscan_expect(struct jscan *s, char c)
+{
+	jscan_ws(s);
+	if (s->p >= s->e || *s->p != c)
+		return -EINVAL;
+	s->p++;
+	return 0;
+}
+
+/*
+ * Over "{" ... "}" or "[" ... "]" at s->p: each member through one(s, i, key, keylen, arg)
+ * (keyed: an object's, with its key); *count: how many there were.
+ */
+typedef int (*jscan_member_fn)(struct jscan *s, size_t i, const char *key, size_t keylen,
+			       void *arg);
+
+static int jscan_members(struct jscan *s, bool keyed, jscan_member_fn one, void *arg, size_t *count)
+{
+	char close = keyed ? '}' : ']';
+	size_t i = 0;
+	int rc;
+
+	if (++s->depth > JSCAN_MAX_DEPTH)
+		return -EINVAL;
+	s->p++;
+	jscan_ws(s);
+	if (s->p < s->e && *s->p == close) {
+		s->p++;
+		goto out;
+	}
+	for (;; i++) {
+		const char *key = NULL;
+		size_t keylen = 0;
+		jscan_ws(s);
+		if (keyed) {
+			if (s->p >= s->e || *s->p != '"')
+				return -EINVAL;
+			rc = jscan_string(s, &key, &keylen);
+			if (rc == 0)
+				rc = jscan_expect(s, ':');
+			if (rc)
+				return rc;
+			jscan_ws(s);
+		}
+		rc = one(s, i, key, keylen, arg);
+		if (rc)
+			return rc;
+		jscan_ws(s);
+		if (s->p < s->e && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->e && *s->p == close) {
+			s->p++;
+			i++;
+			break;
+		}
+		return -EINVAL;
+	}
+out:
+	s->depth--;
+	if (count)
+		*count = i;
+	return 0;
+}
+
+/* A member of a container outside the taken paths, or inside a taken array (keys compared). */
+struct jscan_generic {
+	bool keys;
+	struct jscan_keys ks;
+};
+
+static int jscan_generic_member(struct jscan *s, size_t i, const char *key, size_t keylen,
+				void *arg)
+{
+	struct jscan_generic *g = arg;
+	(void)i;
+	if (key && g->keys && jscan_new_key(&g->ks, key, keylen) != 0)
+		return -EINVAL;
+	return jscan_value(s, CTX_ANY, g->keys, NULL);
+}
+
+/* The array at s->p replaced in the text by the number of the block that follows. */
+static int jscan_cut(struct jscan *s)
+{
+	char num[16];
+	int n = 0;
+	uint32_t k = s->nblocks;
+	int rc;
+
+	if (s->p >= s->e || *s->p != '[')
+		return -EINVAL;
+	rc = jscan_buf_put(&s->text, s->copied, (size_t)(s->p - s->copied));
+	if (rc)
+		return rc;
+	do {
+		num[n++] = (char)('0' + k % 10);
+		k /= 10;
+	} while (k);
+	while (n)
+		if ((rc = jscan_put_u8(&s->text, (unsigned)num[--n])) != 0)
+			return rc;
+	s->nblocks++;
+	return 0;
+}
+
+/* The thread plan: its length is all the reader uses ('P', u32 length). */
+static int jscan_plan(struct jscan *s)
+{
+	struct jscan_generic g = {.keys = true};
+	size_t n;
+	int rc = jscan_cut(s);
+	if (rc == 0)
+		rc = jscan_members(s, false, jscan_generic_member, &g, &n);
+	if (rc == 0)
+		rc = jscan_put_u8(&s->blocks, 'P');
+	if (rc == 0)
+		rc = jscan_put_u32(&s->blocks, n);
+	s->copied = s->p;
+	return rc;
+}
+
+/* One [index, count] of a histogram: two integers. */
+static int jscan_pair(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	struct jscan_val a, b;
+	(void)i, (void)key, (void)keylen, (void)arg;
+	if (s->p >= s->e || *s->p != '[' || ++s->depth > JSCAN_MAX_DEPTH)
+		return -EINVAL;
+	s->p++;
+	jscan_ws(s);
+	if (s->p >= s->e || jscan_number(s, &a) != 0 || a.type != JT_INT || jscan_expect(s, ',') ||
+	    (jscan_ws(s), s->p >= s->e) || jscan_number(s, &b) != 0 || b.type != JT_INT ||
+	    jscan_expect(s, ']'))
+		return -EINVAL;
+	s->depth--;
+	if (s->cappairs - s->npairs < 2) {
+		size_t cap = s->cappairs ? s->cappairs * 2 : 1024;
+		int64_t *p = realloc(s->pairs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pairs = p;
+		s->cappairs = cap;
+	}
+	s->pairs[s->npairs++] = a.i;
+	s->pairs[s->npairs++] = b.i;
+	return 0;
+}
+
+/* A histogram's buckets ('H', u32 n, the n indexes, the n counts, as int64). */
+static int jscan_buckets(struct jscan *s)
+{
+	size_t n;
+	int rc = jscan_cut(s);
+	s->npairs = 0;
+	if (rc == 0)
+		rc = jscan_members(s, false, jscan_pair, NULL, &n);
+	if (rc == 0)
+		rc = jscan_put_u8(&s->blocks, 'H');
+	if (rc == 0)
+		rc = jscan_put_u32(&s->blocks, n);
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		rc = jscan_put_i64(&s->blocks, s->pairs[2 * k]);
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		rc = jscan_put_i64(&s->blocks, s->pairs[2 * k + 1]);
+	s->copied = s->p;
+	return rc;
+}
+
+/* A member of one thread's object: the fields the reader takes kept, every key compared. */
+struct jscan_thread_obj {
+	struct jscan_keys ks;
+	struct jscan_thread *t;
+};
+
+static int jscan_thread_member(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	struct jscan_thread_obj *o = arg;
+	(void)i;
+	if (jscan_new_key(&o->ks, key, keylen) != 0)
+		return -EINVAL;
+	for (int f = 0; f < 8; f++)
+		if (jscan_thread_keys[f].len == keylen && key[0] == jscan_thread_keys[f].name[0] &&
+		    memcmp(jscan_thread_keys[f].name, key, keylen) == 0)
+			return jscan_value(s, CTX_ANY, true, &o->t->f[f]);
+	return jscan_value(s, CTX_ANY, true, NULL);
+}
+
+static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	struct jscan_thread_obj o = {.ks.n = 0};
+	(void)i, (void)key, (void)keylen, (void)arg;
+	if (s->p >= s->e || *s->p != '{')
+		return -EINVAL;
+	if (s->nth == s->capth) {
+		size_t cap = s->capth ? s->capth * 2 : 256;
+		struct jscan_thread *t = realloc(s->th, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->th = t;
+		s->capth = cap;
+	}
+	o.t = &s->th[s->nth++];
+	memset(o.t, 0, sizeof(*o.t));
+	return jscan_members(s, true, jscan_thread_member, &o, NULL);
+}
+
+static bool jscan_number_ok(const struct jscan_val *v, double lo, double hi)
+{
+	if (v->type == JT_INT)
+		return v->i > -JSCAN_EXACT_INT && v->i < JSCAN_EXACT_INT && (double)v->i >= lo &&
+		       (double)v->i <= hi;
+	return v->type == JT_FLOAT && v->d >= lo && v->d <= hi;
+}
+
+static double jscan_double(const struct jscan_val *v)
+{
+	return v->type == JT_INT ? (double)v->i : v->d;
+}
+
+/* Python's tuple order of (time, index, cpu), greater first. */
+static bool jscan_above(const struct jscan_thread *a, const struct jscan_thread *b)
+{
+	double ta = jscan_double(&a->f[TF_TIME]), tb = jscan_double(&b->f[TF_TIME]);
+	if (ta != tb)
+		return ta > tb;
+	if (a->f[TF_INDEX].i != b->f[TF_INDEX].i)
+		return a->f[TF_INDEX].i > b->f[TF_INDEX].i;
+	return a->f[TF_CPU].i > b->f[TF_CPU].i;
+}
+
+static int jscan_put_typed(struct jscan_buf *b, const struct jscan_val *v)
+{
+	int rc = jscan_put_f64(b, jscan_double(v));
+	return rc ? rc : jscan_put_u8(b, v->type == JT_INT);
+}
+
+/*
+ * What selfcheck.py's _adds_up computes of the threads' columns, when every release_at_ns, ops
+ * and bytes is an integer: the first release (i64 ns); the greatest release offset + time,
+ * each (release - first) / 1e9 + time in doubles as Python evaluates it (f64), and the index of
+ * the first thread that has it (i64); for ops, then bytes: u8 1 and the value when every
+ * thread has the same, else u8 0 and 0.
+ */
+static int jscan_sums(struct jscan *s, size_t n)
+{
+	const struct jscan_thread *t = s->th;
+	int64_t first = t[0].f[TF_RELNS].i;
+	size_t at = 0;
+	int rc;
+
+	for (size_t i = 1; i < n; i++)
+		if (t[i].f[TF_RELNS].i < first)
+			first = t[i].f[TF_RELNS].i;
+	double need = 0;
+	/* (a first release at or before 0 ends the check there: no offset is taken) */
+	for (size_t i = 0; first > 0 && i < n; i++) {
+		double end =
+		    (double)(t[i].f[TF_RELNS].i - first) / 1e9 + jscan_double(&t[i].f[TF_TIME]);
+		if (i == 0 || end > need) {
+			need = end;
+			at = i;
+		}
+	}
+	rc = jscan_put_i64(&s->blocks, first);
+	if (rc == 0)
+		rc = jscan_put_f64(&s->blocks, need);
+	if (rc == 0)
+		rc = jscan_put_i64(&s->blocks, t[at].f[TF_INDEX].i);
+	for (int f = TF_OPS; rc == 0 && f <= TF_BYTES; f++) {
+		bool same = true;
+		for (size_t i = 1; i < n && same; i++)
+			same = t[i].f[f].i == t[0].f[f].i;
+		rc = jscan_put_u8(&s->blocks, same);
+		if (rc == 0)
+			rc = jscan_put_i64(&s->blocks, same ? t[0].f[f].i : 0);
+	}
+	return rc;
+}
+
+/*
+ * A part's per_thread: summaries.py's _threads_fast on it, declined where that would not take
+ * its fast path or where a thread carries an error. 'T', u32 threads, u32 ran; the times of the
+ * threads that ran (f64); u8 1 and the first least and the first greatest release (f64, u8 is
+ * an integer) when any ran, else u8 0; u32 kept and that many slowest threads (f64 time, u8 is
+ * an integer, i64 index, i64 cpu), greatest first, the earlier of equal ones first; u8 1 and
+ * jscan_sums' figures when there are threads and every release_at_ns, ops and bytes is an
+ * integer, else u8 0.
+ */
+static int jscan_threads(struct jscan *s)
+{
+	struct jscan_buf *b = &s->blocks;
+	size_t n, ran = 0, top[16], ntop = 0, rmin = 0, rmax = 0;
+	bool cols = true;
+	int rc = jscan_cut(s);
+
+	s->nth = 0;
+	if (rc == 0)
+		rc = jscan_members(s, false, jscan_thread, NULL, &n);
+	if (rc)
+		return rc;
+	s->copied = s->p;
+	for (size_t i = 0; i < n; i++) {
+		const struct jscan_thread *t = &s->th[i];
+		if (!jscan_number_ok(&t->f[TF_TIME], 0, JSCAN_MAX_SECONDS) ||
+		    !jscan_number_ok(&t->f[TF_REL], 0, JSCAN_MAX_EPOCH) ||
+		    t->f[TF_INDEX].type != JT_INT || t->f[TF_INDEX].i < 0 ||
+		    t->f[TF_CPU].type != JT_INT || t->f[TF_CPU].i < 0 ||
+		    t->f[TF_ERROR].type != JT_NULL)
+			return -EINVAL;
+		for (int f = TF_RELNS; f <= TF_BYTES; f++)
+			cols = cols && t->f[f].type == JT_INT;
+	}
+	if (s->top > sizeof(top) / sizeof(top[0]))
+		return -EINVAL;
+	rc = jscan_put_u8(b, 'T');
+	if (rc == 0)
+		rc = jscan_put_u32(b, n);
+	size_t at_ran = b->len;
+	if (rc == 0)
+		rc = jscan_put_u32(b, 0);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const struct jscan_thread *t = s->th;
+		if (!(jscan_double(&t[i].f[TF_REL]) > 0))
+			continue;
+		rc = jscan_put_f64(b, jscan_double(&t[i].f[TF_TIME]));
+		if (ran == 0 || jscan_double(&t[i].f[TF_REL]) < jscan_double(&t[rmin].f[TF_REL]))
+			rmin = i;
+		if (ran == 0 || jscan_double(&t[i].f[TF_REL]) > jscan_double(&t[rmax].f[TF_REL]))
+			rmax = i;
+		ran++;
+		/* after every kept one that is not below it */
+		size_t at = ntop;
+		while (at > 0 && jscan_above(&t[i], &t[top[at - 1]]))
+			at--;
+		if (at < s->top) {
+			if (ntop < s->top)
+				ntop++;
+			memmove(&top[at + 1], &top[at], (ntop - 1 - at) * sizeof(top[0]));
+			top[at] = i;
+		}
+	}
+	if (rc)
+		return rc;
+	uint32_t ran32 = (uint32_t)ran;
+	memcpy(b->p + at_ran, &ran32, sizeof(ran32));
+	rc = jscan_put_u8(b, ran > 0);
+	if (rc == 0 && ran > 0) {
+		rc = jscan_put_typed(b, &s->th[rmin].f[TF_REL]);
+		if (rc == 0)
+			rc = jscan_put_typed(b, &s->th[rmax].f[TF_REL]);
+	}
+	if (rc == 0)
+		rc = jscan_put_u32(b, ntop);
+	for (size_t k = 0; rc == 0 && k < ntop; k++) {
+		const struct jscan_thread *t = &s->th[top[k]];
+		rc = jscan_put_typed(b, &t->f[TF_TIME]);
+		if (rc == 0)
+			rc = jscan_put_i64(b, t->f[TF_INDEX].i);
+		if (rc == 0)
+			rc = jscan_put_i64(b, t->f[TF_CPU].i);
+	}
+	if (rc == 0)
+		rc = jscan_put_u8(b, cols && n > 0);
+	if (rc == 0 && cols && n > 0)
+		rc = jscan_sums(s, n);
+	return rc;
+}
+
+/* A member of an object on a taken path: its key decides what the value is. */
+static int jscan_path_member(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	enum jscan_ctx ctx = *(enum jscan_ctx *)arg;
+	(void)i;
+#define JSCAN_KEY(word) (keylen == sizeof(word) - 1 && memcmp(key, word, keylen) == 0)
+	if (ctx == CTX_ROOT && JSCAN_KEY("threads"))
+		return jscan_plan(s);
+	if (ctx == CTX_ROOT && JSCAN_KEY("tests"))
+		return jscan_value(s, CTX_TESTS, false, NULL);
+	if (ctx == CTX_TEST && JSCAN_KEY("parts"))
+		return jscan_value(s, CTX_PARTS, false, NULL);
+	if (ctx == CTX_PART && JSCAN_KEY("per_thread"))
+		return jscan_threads(s);
+	if (ctx == CTX_PART && JSCAN_KEY("latency_hist"))
+		return jscan_value(s, CTX_HIST, false, NULL);
+	if (ctx == CTX_HIST && JSCAN_KEY("buckets"))
+		return jscan_buckets(s);
+#undef JSCAN_KEY
+	return jscan_value(s, CTX_ANY, false, NULL);
+}
+
+/* An element of the tests or of a test's parts. */
+static int jscan_path_element(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	enum jscan_ctx ctx = *(enum jscan_ctx *)arg == CTX_TESTS ? CTX_TEST : CTX_PART;
+	(void)i, (void)key, (void)keylen;
+	return jscan_value(s, ctx, false, NULL);
+}
+
+/*
+ * The value at s->p (after white space); keys: compare the keys of its objects; v: its type
+ * and value (a scalar's), or NULL.
+ */
+static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct jscan_val *v)
+{
+	struct jscan_generic g = {.keys = keys};
+	if (s->p >= s->e)
+		return -EINVAL;
+	if (v)
+		v->type = JT_OTHER;
+	switch (*s->p) {
+	case '{':
+		if (ctx == CTX_ROOT || ctx == CTX_TEST || ctx == CTX_PART || ctx == CTX_HIST)
+			return jscan_members(s, true, jscan_path_member, &ctx, NULL);
+		return jscan_members(s, true, jscan_generic_member, &g, NULL);
+	case '[':
+		if (ctx == CTX_TESTS || ctx == CTX_PARTS)
+			return jscan_members(s, false, jscan_path_element, &ctx, NULL);
+		return jscan_members(s, false, jscan_generic_member, &g, NULL);
+	case '"': {
+		const char *str;
+		size_t len;
+		return jscan_string(s, &str, &len);
+	}
+	case 't':
+		return jscan_literal(s, "true", JT_OTHER, v);
+	case 'f':
+		return jscan_literal(s, "false", JT_OTHER, v);
+	case 'n':
+		return jscan_literal(s, "null", JT_NULL, v);
+	default:
+		return jscan_number(s, v);
+	}
+}
+
+int jscan_summary(const char *text, size_t len, unsigned top, struct jscan_buf *out)
+{
+	struct jscan s = {.p = text, .e = text + len, .copied = text, .top = top};
+	size_t mark = out->len;
+	int rc;
+
+	jscan_ws(&s);
+	if (s.p >= s.e || *s.p != '{') {
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = jscan_value(&s, CTX_ROOT, false, NULL);
+	jscan_ws(&s);
+	if (rc == 0 && s.p != s.e)
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = jscan_buf_put(&s.text, s.copied, (size_t)(s.e - s.copied));
+	if (rc == 0 && (s.text.len > UINT32_MAX || s.blocks.len > UINT32_MAX))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = jscan_put_u8(out, 'D');
+	if (rc == 0)
+		rc = jscan_put_u32(out, s.text.len);
+	if (rc == 0)
+		rc = jscan_buf_put(out, s.text.p, s.text.len);
+	if (rc == 0)
+		rc = jscan_put_u32(out, s.nblocks);
+	if (rc == 0)
+		rc = jscan_buf_put(out, s.blocks.p, s.blocks.len);
+out:
+	if (rc)
+		out->len = mark;
+	jscan_buf_free(&s.text);
+	jscan_buf_free(&s.blocks);
+	free(s.th);
+	free(s.pairs);
+	return rc;
+}
