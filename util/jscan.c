@@ -483,8 +483,9 @@ static int jscan_thread_member(struct jscan *s, size_t i, const char *key, size_
 
 static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
 {
-	struct jscan_thread_obj o = {.ks.n = 0};
+	struct jscan_thread_obj o;
 	(void)i, (void)key, (void)keylen, (void)arg;
+	o.ks.n = 0;
 	if (s->p >= s->e || *s->p != '{')
 		return -EINVAL;
 	if (s->nth == s->capth) {
@@ -696,9 +697,16 @@ static int jscan_path_element(struct jscan *s, size_t i, const char *key, size_t
  * The value at s->p (after white space); keys: compare the keys of its objects; v: its type
  * and value (a scalar's), or NULL.
  */
+static int jscan_generic(struct jscan *s, bool keyed, bool keys)
+{
+	struct jscan_generic g; /* only the count set: a value is scanned for every number */
+	g.keys = keys;
+	g.ks.n = 0;
+	return jscan_members(s, keyed, jscan_generic_member, &g, NULL);
+}
+
 static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct jscan_val *v)
 {
-	struct jscan_generic g = {.keys = keys};
 	if (s->p >= s->e)
 		return -EINVAL;
 	if (v)
@@ -707,11 +715,11 @@ static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct js
 	case '{':
 		if (ctx == CTX_ROOT || ctx == CTX_TEST || ctx == CTX_PART || ctx == CTX_HIST)
 			return jscan_members(s, true, jscan_path_member, &ctx, NULL);
-		return jscan_members(s, true, jscan_generic_member, &g, NULL);
+		return jscan_generic(s, true, keys);
 	case '[':
 		if (ctx == CTX_TESTS || ctx == CTX_PARTS)
 			return jscan_members(s, false, jscan_path_element, &ctx, NULL);
-		return jscan_members(s, false, jscan_generic_member, &g, NULL);
+		return jscan_generic(s, false, keys);
 	case '"': {
 		const char *str;
 		size_t len;

@@ -304,18 +304,19 @@ def _scan(paths):
     for p in paths:
         if os.path.isdir(p):
             try:
-                # Shorter names first: of two copies of one summary, the launcher's name
-                # (node1.1a.rep1.json) is kept and a longer copy's (node1.1a.rep1 (2).json)
-                # is the duplicate.
-                names = sorted(os.listdir(p), key=lambda n: (len(n), common.natural_key(n)))
+                with os.scandir(p) as listing:
+                    entries = {e.name: e for e in listing}
             except OSError as e:
                 raise common.UsageError("cannot list '%s': %s" % (p, e.strerror or e))
-            for n in names:
+            # Shorter names first: of two copies of one summary, the launcher's name
+            # (node1.1a.rep1.json) is kept and a longer copy's (node1.1a.rep1 (2).json) is
+            # the duplicate.
+            for n in common.natural_sorted(entries, shorter_first=True):
                 full = os.path.join(p, n)
                 if n == common.MANIFEST:
                     manifests.append(full)
                 elif n.endswith(".json") and n not in common.RESERVED_FILES and \
-                        ".tmp." not in n and os.path.isfile(full):
+                        ".tmp." not in n and _is_file(entries[n]):
                     found.append(full)
         elif os.path.isfile(p):
             found.append(p)
@@ -323,6 +324,15 @@ def _scan(paths):
             raise common.UsageError("'%s' is neither a results directory nor a summary file"
                                     % p)
     return found, manifests
+
+
+def _is_file(entry):
+    """os.path.isfile of a listed name, from the listing's file type where it has one (a
+    symbolic link is followed, as isfile does)."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _workers(n):
@@ -435,6 +445,7 @@ def _pool(nw):
             signal.signal(signal.SIGTERM, old)
 
 
+@common.without_cycle_gc
 def collect(paths, manifest_path=None, workers=None):
     """Read every summary under paths (and the manifest). Returns a Collection. workers: the
     worker processes (default: as many as the CPUs, up to 8, for 64 summaries or more; 1:
@@ -443,19 +454,25 @@ def collect(paths, manifest_path=None, workers=None):
     c = Collection()
     if manifest_path:
         manifests = [manifest_path]
-    for m in manifests:
-        _load_manifest(c, m)
     c.files = len(found)
     catalogue.load()  # once, before the workers are forked
     chunks, nw = _chunks(found)
     if workers is not None and (workers <= 1 or threading.active_count() == 1):
         nw = workers
     if nw <= 1:
+        for m in manifests:
+            _apply_manifest(c, m, read_manifest(m))
         for items in chunks:
             _apply(c, reduce_chunk(items, c.seen_keys))
         return c
     with _pool(nw) as pool:
-        for items, res in zip(chunks, pool.imap(reduce_chunk, chunks)):
+        # the manifest (tens of MB at 100,000 nodes) is read by a worker while the others
+        # read summaries; it is applied first, as when read here
+        read = [pool.apply_async(read_manifest, (m,)) for m in manifests]
+        results = pool.imap(reduce_chunk, chunks)
+        for m, r in zip(manifests, read):
+            _apply_manifest(c, m, r.get())
+        for items, res in zip(chunks, results):
             if any(k in c.seen_keys for rec in res[0] if rec[0] == "ok" for k in rec[3]):
                 # a file of the chunk repeats a part of an earlier chunk: its worker could not
                 # know which to leave out; read here, against what is kept so far
@@ -509,31 +526,32 @@ def _add(c, rec):
         c.group(test, rep, part).add(node, e)
 
 
-def _load_manifest(c, path):
-    """The launcher's manifest, through the door; an unusable one is named in c.invalid."""
+def read_manifest(path):
+    """The launcher's manifest at path, through the door and checked: the manifest, or a
+    string saying why it cannot be used. Runs in a worker process, or in the collector."""
     try:
         m = load_json(path)
     except (OSError, Bad) as e:
-        c.invalid.append({"file": os.path.basename(path),
-                          "reason": "launcher manifest unreadable: %s" % (
-                              e if isinstance(e, Bad) else common.errno_text(e))})
-        return
+        return "launcher manifest unreadable: %s" % (
+            e if isinstance(e, Bad) else common.errno_text(e))
     if not isinstance(m, dict) or m.get("schema") not in common.MANIFEST_SCHEMAS:
-        c.invalid.append({"file": os.path.basename(path),
-                          "reason": "not a launcher manifest (schema %s)" % (
-                              common.safe_text(json.dumps(m.get("schema")))[:60]
-                              if isinstance(m, dict) else None)})
-        return
+        return "not a launcher manifest (schema %s)" % (
+            common.safe_text(json.dumps(m.get("schema")))[:60] if isinstance(m, dict)
+            else None)
     try:
-        m = check_manifest(m)
+        return check_manifest(m)
     except Bad as e:
-        c.invalid.append({"file": os.path.basename(path),
-                          "reason": "launcher manifest invalid: %s" % e})
-        return
+        return "launcher manifest invalid: %s" % e
     except Exception as e:  # a structure no check foresaw: named and skipped, no traceback
-        c.invalid.append({"file": os.path.basename(path),
-                          "reason": "launcher manifest invalid: unexpected structure (%s: %s)"
-                                    % (type(e).__name__, common.safe_text(e)[:200])})
+        return "launcher manifest invalid: unexpected structure (%s: %s)" % (
+            type(e).__name__, common.safe_text(e)[:200])
+
+
+def _apply_manifest(c, path, m):
+    """A manifest read_manifest read into the collection; an unusable one is named in
+    c.invalid."""
+    if isinstance(m, str):
+        c.invalid.append({"file": os.path.basename(path), "reason": m})
         return
     c.manifest = m
     for rnd in m.get("rounds") or []:

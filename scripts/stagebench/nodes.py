@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Node sets (ClusterShell.NodeSet: ranges, groups, and the !, &, ^ operators), and the
 files that name nodes: host files and servers files."""
+import re
+
 from ClusterShell.NodeSet import NodeSet, NodeSetException, RESOLVER_NOGROUP
 from ClusterShell.NodeUtils import GroupResolverError
 
@@ -35,9 +37,40 @@ def nodeset_expand(text):
     return sorted(set(names), key=natural_key)
 
 
+# A name ClusterShell reads as a prefix and one number: letters, '.', '_' or '-', then digits.
+_PREFIX_NUMBER = re.compile(r"([A-Za-z._-]+)([0-9]+)\Z")
+
+
 def nodeset_fold(names):
-    """The short form of a list of names: ['n1','n2','n3','x'] -> 'n[1-3],x'."""
-    return str(NodeSet.fromlist(list(names), resolver=RESOLVER_NOGROUP))
+    """The short form of a list of names: ['n1','n2','n3','x'] -> 'n[1-3],x'. ClusterShell
+    folds; what it is given is the same set in fewer strings: the names of one prefix and
+    number as one pattern of runs (n[0001-0300]), each run of numbers of one width (what a
+    range means to ClusterShell: 08-10 is 08, 09, 10; 8-10 is 8, 9, 10), so 100,000 names
+    cost one parse, not 100,000."""
+    by_prefix, rest = {}, []
+    for name in names:
+        m = _PREFIX_NUMBER.match(name)
+        if m:
+            digits = m.group(2)
+            by_prefix.setdefault(m.group(1), {}).setdefault(len(digits), set()).add(
+                int(digits))
+        else:
+            rest.append(name)
+    patterns = []
+    for prefix, widths in by_prefix.items():
+        runs = []
+        for width, numbers in widths.items():
+            numbers = sorted(numbers)
+            first = prev = numbers[0]
+            for n in numbers[1:] + [None]:
+                if n is not None and n == prev + 1:
+                    prev = n
+                    continue
+                runs.append("%0*d" % (width, first) if first == prev else
+                            "%0*d-%0*d" % (width, first, width, prev))
+                first = prev = n
+        patterns.append("%s[%s]" % (prefix, ",".join(runs)))
+    return str(NodeSet.fromlist(patterns + rest, resolver=RESOLVER_NOGROUP))
 
 
 def _config_lines(path, what):

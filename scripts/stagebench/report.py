@@ -70,6 +70,7 @@ class _Run:
         self.clocks = verdict.clocks(c.manifest, list(c.nodes), c.groups)
 
 
+@common.without_cycle_gc
 def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=False,
           source=None):
     """The report of collection c: expect, the nodes expected (default: the manifest's, else

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import random
 import shutil
 import subprocess
 import tempfile
@@ -603,6 +604,67 @@ class NodeSets(unittest.TestCase):
             self.assertEqual(N.nodeset_expand(text), names)
             self.assertEqual(N.nodeset_fold(names), folded)
             self.assertEqual(N.nodeset_expand(N.nodeset_fold(names)), names)
+
+    def test_natural_sorted_is_the_keys_order(self):
+        # plain order stands in for natural_key only where the names share a skeleton
+        rnd = random.Random(3)
+        parts = ("n", "node", "0", "7", "09", "10", "123", ".json", ".2a.rep", "\u0663", "-")
+        for _ in range(3000):
+            names = list({"".join(rnd.choice(parts) for _ in range(rnd.randint(1, 5)))
+                          for _ in range(rnd.randint(0, 12))})
+            if rnd.random() < 0.5:  # one skeleton: node<6 digits>.2a.rep<1 digit>.json
+                names = ["node%06d.2a.rep%d.json" % (rnd.randint(0, 999999), rnd.randint(1, 9))
+                         for _ in range(rnd.randint(0, 30))]
+                names = list(set(names))
+            rnd.shuffle(names)
+            self.assertEqual(L.natural_sorted(names), sorted(names, key=L.natural_key), names)
+            self.assertEqual(L.natural_sorted(names, shorter_first=True),
+                             sorted(names, key=lambda n: (len(n), L.natural_key(n))), names)
+
+    def test_dumps_indented_is_jsons(self):
+        # the report's JSON writer is json.dumps(indent=...) byte for byte, on random values
+        # with every scalar json treats apart (NaN, inf, -0.0, big ints, non-str keys,
+        # escapes, tuples, empty containers)
+        from stagebench.model import dumps_indented
+        rnd = random.Random(5)
+        scalars = (None, True, False, 0, -3, 10 ** 20, 1.5, float("nan"), float("-inf"),
+                   -0.0, 1e-300, "", "a\"b\\\n\u00e9\U0001f600\x00")
+        keys = ("k", "\u00e9", "a\nb", 3, 2.5, True, None, False)
+
+        def value(depth):
+            r = rnd.random()
+            if depth > 4 or r < 0.4:
+                return rnd.choice(scalars)
+            if r < 0.7:
+                return [value(depth + 1) for _ in range(rnd.randint(0, 4))]
+            if r < 0.8:
+                return tuple(value(depth + 1) for _ in range(rnd.randint(0, 3)))
+            return {rnd.choice(keys) if rnd.random() < 0.3 else "k%d" % i: value(depth + 1)
+                    for i in range(rnd.randint(0, 4))}
+        for _ in range(5000):
+            v = value(0)
+            for indent in (1, 2):
+                self.assertEqual(dumps_indented(v, indent), json.dumps(v, indent=indent))
+
+    def test_fold_is_clustershells(self):
+        # nodeset_fold hands ClusterShell runs of numbers, not the names: the same set, so
+        # the same text as ClusterShell folding the names, on random mixes of prefixes,
+        # widths (8, 08, 008), numbered prefixes (r1n) and names without a number
+        from ClusterShell.NodeSet import NodeSet, RESOLVER_NOGROUP
+        rnd = random.Random(7)
+        prefixes = ("n", "node", "a.b", "rack-", "x_y", "r1n", "gpu-a", "c.")
+        for _ in range(2000):
+            names = []
+            for _ in range(rnd.randint(0, 40)):
+                v = rnd.randint(0, 120)
+                d = str(v) if rnd.random() < 0.5 else "%0*d" % (rnd.randint(0, 4), v)
+                names.append(rnd.choice(prefixes) + d + (
+                    "" if rnd.random() < 0.9 else rnd.choice(("a", "-b", ".x1"))))
+            want = str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
+            self.assertEqual(N.nodeset_fold(names), want, names)
+        many = ["node%06d" % i for i in range(1, 20001) if i % 97]
+        self.assertEqual(N.nodeset_fold(many),
+                         str(NodeSet.fromlist(many, resolver=RESOLVER_NOGROUP)))
 
     def test_bad_names_are_refused(self):
         for bad in ("n1;rm -rf /", "n1 n2", "-n1", ".n1", "n$(id)", "a/b", "n[3-1]", "n[1-",
