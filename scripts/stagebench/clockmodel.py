@@ -23,11 +23,12 @@ for every second away. A node with no measurement has no offset: "cannot tell".
 """
 import math
 
+from . import clocksync
 from . import common
 
 # No clock drifts faster than this (s/s) unless it is measured to: the most a kernel's NTP
 # discipline slews (500 ppm), and far beyond a quartz clock's tens of ppm.
-MAX_DRIFT = 500e-6
+MAX_DRIFT = clocksync.MAX_DRIFT
 # A node-recorded step came just before the release (in the wait) or just after it (during
 # the part): placed this far from the part's start instant.
 STEP_EPSILON_S = 1e-3

@@ -23,6 +23,9 @@ import time
 
 CLOCK_SCHEMA = "stagebench.clock/1"
 SAMPLES = 8  # exchanges per node; the least round trip is kept
+# the fastest a clock may drift against another, 500 ppm: the most a kernel's NTP discipline
+# slews; an offset carried over an interval is uncertain by that much more of it
+MAX_DRIFT = 500e-6
 _TOKEN_MAX = 32
 JUNK_LINES = 100  # lines a node may print before its header (a login banner, say)
 
@@ -42,15 +45,29 @@ def read_cost_s(reads=2000):
     return max(now_ns() - t0, 1) / (reads + 1) / 1e9
 
 
-def best_sample(samples):
-    """The sample with the least round trip among (send_ns, node_ns, recv_ns) triples:
-    (offset_s, rtt_s), offset = node - midpoint of send and receive. None when there is none."""
+def kept(samples):
+    """The sample of least round trip among (send_ns, node_ns, recv_ns) triples (one
+    received before it was sent is refused), or None."""
     good = [s for s in samples if s[2] >= s[0]]
-    if not good:
+    return min(good, key=lambda s: s[2] - s[0]) if good else None
+
+
+def best_sample(samples):
+    """The kept sample (kept()) as (offset_s, rtt_s), offset = node - midpoint of send and
+    receive. None when there is none."""
+    k = kept(samples)
+    if k is None:
         return None
-    send, node, recv = min(good, key=lambda s: s[2] - s[0])
+    send, node, recv = k
     # in integer ns until the end: epoch ns do not fit a double exactly
     return (2 * node - send - recv) / 2e9, (recv - send) / 1e9
+
+
+def kept_instant(samples, default):
+    """The instant (epoch s, this host's clock) of the kept exchange: the midpoint of its send
+    and receive; default when there is none."""
+    k = kept(samples)
+    return default if k is None else (k[0] + k[2]) / 2e9
 
 
 def entry(offset_s, rtt_s, cost_s, header, measured_at, samples):
@@ -122,7 +139,9 @@ class Exchange(object):
         return self.EOF
 
     def results(self, nodes, cost_s, measured_at):
-        """({node: entry}, {node: why not measured}) for the nodes of the round."""
+        """({node: entry}, {node: why not measured}) for the nodes of the round; an entry's
+        measured_at is the instant of its kept exchange (the midpoint of its send and receive),
+        measured_at where a node's samples do not say."""
         got, why = {}, {}
         for n in nodes:
             best = best_sample(self.samples.get(n, []))
@@ -133,7 +152,8 @@ class Exchange(object):
                     len(self.samples.get(n, [])), self.k) if n in self.header else \
                     "no `stagebench clock` header (an older stagebench, or it did not start)"
             else:
-                got[n] = entry(best[0], best[1], cost_s, self.header[n], measured_at,
+                got[n] = entry(best[0], best[1], cost_s, self.header[n],
+                               kept_instant(self.samples[n], measured_at),
                                len(self.samples[n]))
         return got, why
 

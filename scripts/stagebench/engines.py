@@ -17,6 +17,7 @@ import re
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -107,6 +108,7 @@ class Engine:
     tool = None
     package = None
     can_talk = False  # whether a round can converse with each node over its stdin
+    topology = None  # ClusterShell's propagation tree (--topology), the clush engine's only
     # the launcher's open descriptors a connection in flight costs (the pipes of one ssh);
     # None: the connections are another process's (pdsh, srun)
     fds_per_connection = None
@@ -217,6 +219,7 @@ class _Handler(object):
         self.logs = {"stdout": log_out, "stderr": log_err}
         self.talk = talk
         self.sink = sink
+        self.gateways = {}  # gateway -> its last stderr lines (tree mode: why it failed)
 
     def _answer(self, worker, node, msg, recv_ns):
         reply = self.talk.on_line(node, msg.decode("utf-8", "replace"), recv_ns)
@@ -239,6 +242,8 @@ class _Handler(object):
         line = msg.decode("utf-8", "replace")
         if o is not None:
             (o.err if sname == "stderr" else o.out).append(line)
+        elif sname == "stderr":  # a gateway's own (tree mode)
+            self.gateways[node] = (self.gateways.get(node, []) + [line])[-GATEWAY_LINES:]
         log = self.logs.get(sname)
         if log is not None:  # flushed: a round's log is read while it runs
             log.write("%s: %s\n" % (node, safe_text(line)))
@@ -261,6 +266,49 @@ class _Handler(object):
                 o = self.res.get(node)
                 if o is not None:
                     o.timeout = True
+
+
+GATEWAY_LINES = 5  # a gateway's last stderr lines kept, to say why it failed
+NO_ROUTE = "no_route"  # an Outcome's reason: tree mode left it without a live gateway
+NO_ROUTE_LINE = "stagebench-cluster: no gateway of the topology reached it"
+
+
+def _tree_worker_class():
+    """ClusterShell's TreeWorker (tree mode), but a node left without a live gateway is
+    closed on its own, exit 255 with NO_ROUTE_LINE, where ClusterShell raises
+    RouteResolvingError out of the task and so ends every node of the round: one dead
+    gateway with no peer must cost its own nodes only."""
+    from ClusterShell.NodeSet import NodeSet
+    from ClusterShell.Propagation import RouteResolvingError
+    from ClusterShell.Worker.Tree import TreeWorker
+    from ClusterShell.Worker.Worker import DistantWorker
+
+    class SurvivingTreeWorker(TreeWorker):
+        def _relaunch(self, previous_gateway):
+            targets = NodeSet(self.gwtargets.get(str(previous_gateway), NodeSet()))
+            try:
+                TreeWorker._relaunch(self, previous_gateway)
+                return
+            except RouteResolvingError:
+                pass  # nothing was launched: _distribute raised before any gateway got one
+            routable = NodeSet()
+            for node in targets:
+                try:
+                    self.router.next_hop(node)
+                    routable.add(node)
+                except RouteResolvingError:
+                    # its line names the gateways that could have reached it
+                    gws = NodeSet.fromlist([str(g) for dest, g in self.router.table
+                                            if node in dest])
+                    self._target_count += 1
+                    DistantWorker._on_node_msgline(
+                        self, node, ("%s: %s" % (NO_ROUTE_LINE, gws)).encode(), "stderr")
+                    self._on_node_close(node, 255)
+            if routable:
+                self._launch(routable)
+            self._check_fini()
+
+    return SurvivingTreeWorker
 
 
 class _StdinPort(object):
@@ -301,10 +349,12 @@ class TaskRound:
 
     ABORT_WAIT_S = 10.0
 
-    def __init__(self, engine, nodes, command, timeout, logbase, stdin, talk=None, sink=None):
+    def __init__(self, engine, nodes, command, timeout, logbase, stdin, talk=None, sink=None,
+                 direct=False):
         self.res = {n: Outcome() for n in nodes}
         self._sink = sink
         self.worker = None
+        self._handler = None
         self.task = None
         self.port = None
         self.error = None
@@ -314,12 +364,13 @@ class TaskRound:
         self._talk = talk
         self.exec_mode = engine.exec_mode
         self._thread = threading.Thread(target=self._body, args=(
-            engine, nodes, command, engine.node_limit(timeout), stdin or talk is not None))
+            engine, nodes, command, engine.node_limit(timeout), stdin or talk is not None,
+            engine.topology is not None and not direct))
         self._thread.daemon = True
         self._thread.start()
         self._ready.wait()
 
-    def _body(self, engine, nodes, command, timeout, stdin):
+    def _body(self, engine, nodes, command, timeout, stdin, tree):
         from ClusterShell.Event import EventHandler
         from ClusterShell.NodeSet import NodeSet
         from ClusterShell.Task import task_self
@@ -337,6 +388,7 @@ class TaskRound:
             for k, v in engine.info.items():
                 task.set_info(k, v)
             handler = Handler(self.res, self._logs[0], self._logs[1], self._talk, self._sink)
+            self._handler = handler
             ns = NodeSet.fromlist(nodes)
             if engine.exec_mode:
                 from ClusterShell.Worker.Exec import ExecWorker
@@ -347,12 +399,19 @@ class TaskRound:
                 task.schedule(worker)
             else:
                 # tree mode (through gateways) only with --topology: a topology.conf of the
-                # site is not applied behind the user's back
-                tree = engine.topology is not None
+                # site is not applied behind the user's back; a direct round (the gateways
+                # themselves) connects from here
                 if tree:
                     task.topology = engine.topology
-                worker = task.shell(command, nodes=ns, handler=handler, timeout=timeout,
-                                    stderr=True, stdin=stdin, tree=tree)
+                    worker = _tree_worker_class()(ns, command=command, handler=handler,
+                                                  stderr=True, timeout=timeout,
+                                                  autoclose=False, remote=True)
+                    if not stdin:
+                        worker.set_write_eof()
+                    task.schedule(worker)
+                else:
+                    worker = task.shell(command, nodes=ns, handler=handler, timeout=timeout,
+                                        stderr=True, stdin=stdin, tree=False)
             self.task, self.worker = task, worker
             if stdin:
                 self.port = task.port(handler=Port(self), autoclose=True)
@@ -440,6 +499,16 @@ class TaskRound:
             for o in self.res.values():
                 if o.rc is None and not o.timeout:
                     o.aborted = True
+        gateways = self._handler.gateways if self._handler is not None else {}
+        for o in self.res.values():
+            said = [ln for ln in o.err if ln.startswith(NO_ROUTE_LINE + ": ")]
+            if o.rc == 255 and said:
+                # why each of its gateways failed, in its own last line
+                from ClusterShell.NodeSet import NodeSet
+                o.reason = NO_ROUTE
+                o.err = ["%s: %s" % (g, gateways[g][-1].strip() if g in gateways else
+                                     "no reason given")
+                         for g in NodeSet(said[0][len(NO_ROUTE_LINE) + 2:])]
         return self.res
 
     def error_text(self):
@@ -462,6 +531,14 @@ class ClushEngine(Engine):
             # through gateways a node's output is relayed, not a conversation with this
             # process: the clock offsets come from the info round (one-shot)
             self.can_talk = False
+            # each gateway runs `PYTHON -m ClusterShell.Gateway`, PYTHON being what
+            # CLUSTERSHELL_GW_PYTHON_EXECUTABLE names, else ClusterShell's default: the bare
+            # name of this interpreter, found on the gateway's PATH, which may be another
+            # Python without ClusterShell (a module's, a pyenv's). This interpreter's own
+            # path is the one known to have it, as the installed commands do.
+            self.gateway_python = os.environ.get("CLUSTERSHELL_GW_PYTHON_EXECUTABLE") or \
+                sys.executable or "python3"
+            os.environ["CLUSTERSHELL_GW_PYTHON_EXECUTABLE"] = self.gateway_python
         self.info = {}
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()
@@ -471,6 +548,14 @@ class ClushEngine(Engine):
             self.info["ssh_path"] = "setsid " + self.info.get("ssh_path", "ssh")
 
     fds_per_connection = 4  # an ssh's stdin, stdout and stderr pipes, and a spare
+
+    def gateway_info(self):
+        """What a gateway's own ClusterShell task is given to reach its nodes as this one
+        would (--topology's clock relay): the connection settings and the fan-out."""
+        self.connect_s()
+        info = dict(self.info)
+        info["fanout"] = int(self.fanout or 64)
+        return info
 
     def check_installed(self):
         if not which("setsid"):  # ClusterShell is this process's own
@@ -496,15 +581,17 @@ class ClushEngine(Engine):
         return shell_line(args)
 
     def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None,
-              sink=None):
+              sink=None, direct=False):
+        """A round of args on nodes (see TaskRound); direct: not through --topology's
+        gateways."""
         self.connect_s()
         return TaskRound(self, nodes, self.node_command(args), timeout, logbase, stdin,
-                         talk=talk, sink=sink)
+                         talk=talk, sink=sink, direct=direct)
 
-    def describe(self, nodes_file, nodes, args, timeout):
+    def describe(self, nodes_file, nodes, args, timeout, direct=False):
         """The clush command line that does what a round does (dry run, --verbose)."""
         cmd = ["clush", "-n", "--color=never", "--hostfile", nodes_file, "-f", self.fan(nodes)]
-        if self.topology_file:
+        if self.topology_file and not direct:
             cmd += ["--topology", self.topology_file]
         if self.exec_mode:
             cmd += ["-R", "exec"]
@@ -677,7 +764,8 @@ class CommandEngine(Engine):
     """pdsh and srun: one command per round; parse() reads its stdout and stderr."""
 
     def start(self, nodes, args, timeout, logbase, nodes_file=None, stdin=False, talk=None,
-              sink=None):
+              sink=None, direct=False):
+        """A round of args on nodes; direct is the clush engine's (these have no gateways)."""
         name = self.round_name()
         cmd = self.command(nodes_file, nodes, args, timeout, name)
         if talk is not None and self.can_talk:
@@ -691,7 +779,7 @@ class CommandEngine(Engine):
     def round_name(self):
         return None
 
-    def describe(self, nodes_file, nodes, args, timeout):
+    def describe(self, nodes_file, nodes, args, timeout, direct=False):
         return self.command(nodes_file, nodes, args, timeout)
 
     def rc_line(self, line, res):

@@ -17,6 +17,7 @@ from . import files
 from . import histhook
 from . import model
 from . import procs
+from . import relay
 from . import report
 from . import reporttext
 from .launchplan import DryRun, Plan
@@ -254,25 +255,17 @@ class Launcher:
 
     def measure_clocks(self, nodes, tag, next_to, from_info=False):
         """The clock offsets of nodes against this host, measured now (a `stagebench clock`
-        exchange round where the engine can talk to a node, else one-shot from an info round,
-        or from_info: the info round's), recorded as one of the manifest's measurements, next
+        exchange round where the engine can talk to a node, through the gateways' relays with
+        --topology, else one-shot from an info round, or from_info: the info round's), recorded as one of the manifest's measurements, next
         to next_to ({when, part, rep}). Returns ({node: entry}, {node: why not})."""
         plan, rounds = self.plan, self.rounds
         cost = clocksync.read_cost_s()
         if not nodes:
             return {}, {}
-        if plan.engine.can_talk:
-            talk = clocksync.Exchange(clocksync.SAMPLES)
-            res, _dt = rounds.run(tag, nodes, plan.clock_args(), plan.info_timeout, talk=talk)
-            got, why = talk.results(nodes, cost, time.time())
-            for n in why:
-                o = res.get(n)
-                if o is not None and o.rc not in (None, 0):
-                    why[n] = "exit %d: %s" % (o.rc, err_line(o.err) or why[n])
-                elif o is not None and o.timeout:
-                    why[n] = "no answer within --info-timeout %g s" % plan.info_timeout
-                elif o is not None and o.aborted:
-                    why[n] = "the round ended before it answered"
+        if plan.engine.topology is not None:
+            got, why = self.relay_clocks(nodes, tag, cost)
+        elif plan.engine.can_talk:
+            got, why = self.exchange_clocks(nodes, tag, cost)
         else:
             if from_info:
                 infos, (t0, t1) = self.infos, self.info_window
@@ -286,6 +279,57 @@ class Launcher:
             why = {n: "no clock reading in its info output" for n in nodes if n not in got}
         self.manifest.measurement(next_to, got, why, rounds.name_of)
         return got, why
+
+    def exchange_clocks(self, nodes, tag, cost, direct=False):
+        """A `stagebench clock` exchange round on nodes: ({node: entry}, {node: why not})."""
+        talk = clocksync.Exchange(clocksync.SAMPLES)
+        res, _dt = self.rounds.run(tag, nodes, self.plan.clock_args(), self.plan.info_timeout,
+                                   talk=talk, direct=direct)
+        got, why = talk.results(nodes, cost, time.time())
+        for n in why:
+            why[n] = self.failed_why(res.get(n), why[n]) or why[n]
+        return got, why
+
+    def relay_clocks(self, nodes, tag, cost):
+        """The clock offsets through --topology's gateways (relay.py): each first-level
+        gateway measures the nodes beneath it, this host measures each gateway, and the two
+        are composed; the nodes outside the tree are measured from here; a dead gateway's
+        nodes again through its live peers."""
+        plan = self.plan
+        direct, specs = relay.plan(plan.engine.topology, nodes)
+        passes = []
+
+        def run(leaves, specs, conv):
+            passes.append(len(passes) + 1)
+            suffix = "" if len(passes) == 1 else "-%d" % len(passes)
+            failed = {}
+            for ns, what, args, limit in (
+                    (leaves, "", plan.clock_args(), plan.info_timeout),
+                    (sorted(specs, key=common.natural_key), "-relay", plan.relay_args(),
+                     max([relay.bound(s) for s in specs.values()] or [0.0]))):
+                if ns:
+                    res, _dt = self.rounds.run(tag + what + suffix, ns, args, limit, talk=conv,
+                                               direct=True)
+                    for n in ns:
+                        w = self.failed_why(res.get(n), "no error line")
+                        if w:
+                            failed[n] = w
+            return failed
+
+        return relay.measure_all(direct, plan.relay_specs(specs), run, clocksync.SAMPLES, cost)
+
+    def failed_why(self, o, said):
+        """Why a node of a clock round gave no offset, from its outcome, or None: its exit
+        status and error line (else said), its own time limit, or the round's end."""
+        if o is None:
+            return None
+        if o.rc not in (None, 0):
+            return "exit %d: %s" % (o.rc, err_line(o.err) or said)
+        if o.timeout:
+            return "no answer within --info-timeout %g s" % self.plan.info_timeout
+        if o.aborted:
+            return "the round ended before it answered"
+        return None
 
     def clock_check(self, got, why, which):
         """Say what the measurement found: one line, then one per node out of --max-offset or

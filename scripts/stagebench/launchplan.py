@@ -16,6 +16,7 @@ from . import clocksync
 from . import common
 from . import files
 from . import procs
+from . import relay
 from . import remote
 from .engines import NODE, make as make_engine
 from .nodes import nodeset_expand, nodeset_fold, read_hostfile, read_servers_file
@@ -385,6 +386,20 @@ class Plan:
     def clock_args(self):
         return self.named(["clock"])
 
+    def relay_args(self):
+        """The clock relay a gateway runs (--topology): relay.py as a program, on the
+        gateways' Python (the one ClusterShell's gateway runs on)."""
+        return [self.engine.gateway_python, "-c", relay.program()]
+
+    def relay_specs(self, specs):
+        """relay.plan's specs of the first-level gateways, completed with what every hop
+        needs: a node's clock command, the relay's own, the connection settings, the limits."""
+        e = self.engine
+        common_ = {"command": e.node_command(self.clock_args()),
+                   "relay": e.node_command(self.relay_args()), "info": e.gateway_info(),
+                   "timeout": self.info_timeout, "samples": clocksync.SAMPLES}
+        return dict((g, relay.complete(s, common_)) for g, s in specs.items())
+
     def prepare_args(self, test, rep):
         """Prepare test's replica for repetition rep: the replica records the run id and rep
         (the collector checks every repetition read one made for it)."""
@@ -492,8 +507,9 @@ class DryRun:
     def out(self, text):
         self.lines.append(text)
 
-    def show(self, what, nodes, args, timeout):
-        cmd = self.plan.engine.describe(self.nodes_file, nodes, remote.shown(args), timeout)
+    def show(self, what, nodes, args, timeout, direct=False):
+        cmd = self.plan.engine.describe(self.nodes_file, nodes,
+                                        relay.shown(remote.shown(args)), timeout, direct)
         self.out("%s on %s:\n    %s" % (what, nodeset_fold(nodes), " ".join(
             shlex.quote(c) for c in cmd)))
 
@@ -504,7 +520,22 @@ class DryRun:
             e.name, " -R exec" if e.exec_mode else "", plan.run_id, plan.rundir))
         self.show("info round (measures the launch time)", plan.nodes, plan.info_args(),
                   plan.info_timeout)
-        if e.can_talk:
+        if e.topology is not None:
+            direct, specs = relay.plan(e.topology, plan.nodes)
+            if direct:
+                self.show("clock offsets of the nodes outside the topology (%d timestamp "
+                          "exchanges a node on its stdin)" % clocksync.SAMPLES, direct,
+                          plan.clock_args(), plan.info_timeout, direct=True)
+            if specs:
+                specs = plan.relay_specs(specs)
+                self.show("clock offsets through the gateways (each measures its nodes, %d "
+                          "timestamp exchanges a node, and is measured by this host; next "
+                          "to every part)" % clocksync.SAMPLES, sorted(specs),
+                          plan.relay_args(), max(relay.bound(s) for s in specs.values()),
+                          direct=True)
+                for g in sorted(specs, key=common.natural_key):
+                    self.out("    %s measures %s" % (g, nodeset_fold(relay.targets(specs[g]))))
+        elif e.can_talk:
             self.show("clock offsets (%d timestamp exchanges a node on its stdin; again after "
                       "the last part)" % clocksync.SAMPLES, plan.nodes, plan.clock_args(),
                       plan.info_timeout)

@@ -76,8 +76,10 @@ class Manifest:
                     "scale": a.scale, "repeat": a.repeat, "options": plan.run_options()},
             "nodes": list(plan.nodes), "servers": {}, "preparers": {}, "notes": list(a.note),
             "rounds": [], "interrupted": None, "finished_at": None,
-            "clock": {"method": "exchange" if engine.can_talk else "round",
-                      "samples": clocksync.SAMPLES if engine.can_talk else 1,
+            "clock": {"method": "relay" if engine.topology is not None else
+                      "exchange" if engine.can_talk else "round",
+                      "samples": clocksync.SAMPLES if engine.can_talk or
+                      engine.topology is not None else 1,
                       "start": {}, "end": {}, "unmeasured": [], "measurements": []},
             "max_offset_s": plan.max_offset, "require_sync": bool(a.require_sync),
             "server_drop": None if plan.server_drop is None else {

@@ -16,8 +16,9 @@ from . import clocksync
 from . import common
 from . import files
 from . import procs
+from . import relay
 from . import remote
-from .engines import FileSink, Outcome
+from .engines import NO_ROUTE, FileSink, Outcome
 from .nodes import nodeset_fold
 
 MESSAGE_LINES = 10  # distinct error lines said of a round; the rest counted
@@ -61,6 +62,17 @@ def unreachable_reason(lines):
         if any(rx.search(ln) for ln in lines):
             return reason
     return err_line(lines) or "exit 255"
+
+
+def gateway_reasons(lines):
+    """'gw[1-2]: connection refused; gw3: name not known' from 'GATEWAY: its last line' lines:
+    each gateway's reason classified as a node's, the gateways with the same one folded."""
+    by = {}
+    for ln in lines:
+        gw, _sep, text = ln.partition(": ")
+        by.setdefault(unreachable_reason([text]) if text else "no reason given", []).append(gw)
+    return "; ".join("%s: %s" % (nodeset_fold(gws), why) for why, gws in
+                     sorted(by.items(), key=lambda kv: common.natural_key(kv[1][0])))
 
 
 INFO_SCHEMAS = ("stagebench.info-brief/1", "stagebench.info/1")
@@ -150,6 +162,9 @@ def classify(o, limit, remote=True, stopping=False):
         return REASON_STATUS[o.reason], "exit %d: %s" % (o.rc, e or "no message")
     if o.rc is None or o.rc == 0:
         return "ok", None
+    if o.reason == NO_ROUTE:
+        return "unreachable", "cannot reach the node: no gateway reached it: %s" % \
+            gateway_reasons(o.err)
     if o.rc == 255 and remote:
         return "unreachable", "cannot reach the node: %s" % unreachable_reason(o.err)
     if o.rc in (130, 143) or (stopping and o.rc > 128):
@@ -257,11 +272,13 @@ class Rounds:
             f.write("\n".join(nodes) + "\n")
         return path
 
-    def run(self, tag, nodes, args, timeout, honour_stop=True, talk=None, sink=None):
+    def run(self, tag, nodes, args, timeout, honour_stop=True, talk=None, sink=None,
+            direct=False):
         """Run args on nodes, each node within its own limit (its connection, then timeout s
         for its command); returns ({node: Outcome}, duration). Never hangs: past the bound of
         the waves the round needs, it is stopped (the nodes it did not reach are not_reached);
-        an engine's error ends the round, recorded (engine_errors), never the run."""
+        an engine's error ends the round, recorded (engine_errors), never the run. direct:
+        from this host, not through --topology's gateways."""
         engine = self.plan.engine
         self.round_no += 1
         nf = self.nodes_file(nodes, tag)
@@ -270,10 +287,10 @@ class Rounds:
         if self.verbose:
             self.vprint("round %s on %s (each node %g s, the round %g s at most): %s" % (
                 tag, nodeset_fold(nodes), engine.node_limit(timeout), bound, " ".join(
-                    shlex.quote(c) for c in engine.describe(nf, nodes, remote.shown(args),
-                                                            timeout))))
+                    shlex.quote(c) for c in engine.describe(
+                        nf, nodes, relay.shown(remote.shown(args)), timeout, direct))))
         t0 = time.time()
-        rnd = engine.start(nodes, args, timeout, base, nf, talk=talk, sink=sink)
+        rnd = engine.start(nodes, args, timeout, base, nf, talk=talk, sink=sink, direct=direct)
         self.wait(rnd, tag, nodes, nf, base, bound, honour_stop)
         cleanup = getattr(rnd, "cleanup", None)
         if cleanup is not None:

@@ -127,9 +127,12 @@ class Clush(EngineCase):
 
     def test_tree_mode_with_a_topology(self):
         """--topology: the round's worker is ClusterShell's TreeWorker (through the gateway
-        the file names, here one that does not exist: every node fails); without it, a
-        direct worker even where a topology.conf would enable tree mode."""
+        the file names, here one that does not exist: every node fails on its own, exit 255,
+        its gateway's reason kept, not ClusterShell's RouteResolvingError out of the round); a
+        direct round of the same engine (the gateways' own) and an engine without it, a direct
+        worker even where a topology.conf would enable tree mode."""
         import socket
+        from ClusterShell.Worker.Tree import TreeWorker
         E = engines()
         topo = self.path("topology.conf")
         with open(topo, "w") as f:
@@ -139,19 +142,22 @@ class Clush(EngineCase):
                    topology=topo)
         self.assertFalse(e.can_talk)
         rnd = e.start(["n1", "n2"], ["true"], 20, self.logbase("tree"))
-        self.assertEqual(type(rnd.worker).__name__, "TreeWorker")
+        self.assertIsInstance(rnd.worker, TreeWorker)
         self.assertTrue(rnd.wait(60))
-        res = rnd.results()  # ClusterShell's error is the round's, never raised
-        if rnd.error_text() is not None:  # it could not route to the gateway: said so
-            self.assertIn("route", rnd.error_text().lower())
-            self.assertTrue(all(o.aborted for o in res.values()))
-        else:
-            self.assertTrue(all(o.rc not in (None, 0) or o.timeout for o in res.values()))
-        direct = E.make("clush", False, [], None).start(["n1"], ["true"], 20,
-                                                         self.logbase("direct"))
-        self.assertNotEqual(type(direct.worker).__name__, "TreeWorker")
-        direct.kill()
-        direct.results()
+        res = rnd.results()
+        self.assertIsNone(rnd.error_text())
+        for o in res.values():
+            self.assertEqual((o.rc, o.reason), (255, E.NO_ROUTE))
+            self.assertEqual(len(o.err), 1, o.err)
+            self.assertTrue(o.err[0].startswith("nosuchgw: "), o.err)
+        from stagebench import rounds
+        self.assertEqual(rounds.classify(res["n1"], "20 s")[0], "unreachable")
+        for direct in (e.start(["n1"], ["true"], 20, self.logbase("gw"), direct=True),
+                       E.make("clush", False, [], None).start(["n1"], ["true"], 20,
+                                                              self.logbase("direct"))):
+            self.assertNotIsInstance(direct.worker, TreeWorker)
+            direct.kill()
+            direct.results()
 
     def test_describe_is_the_clush_command(self):
         E = engines()

@@ -207,9 +207,10 @@ class Launcher(ct.TempDirCase):
 
     def test_topology_tree_mode(self):
         """--topology FILE: ClusterShell's tree mode, every clush round through the gateways
-        the file names, rooted at this host; the clock offsets one-shot from the info round;
-        refused with the reason for another launcher, copy-back, a file that does not root
-        at this host, or no file."""
+        the file names, rooted at this host; the clock offsets through each gateway's relay
+        (the gateways connected to from here); refused with the reason for another launcher,
+        copy-back, a file that does not root at this host, or no file. (Run for real:
+        test_tree.)"""
         import socket
         host = socket.gethostname().split(".")[0]
         topo = self.path("topology.conf")
@@ -221,9 +222,16 @@ class Launcher(ct.TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         rounds = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("clush ")]
         self.assertTrue(rounds)
+        relay = [ln for ln in rounds if "relay.py>" in ln]
+        self.assertEqual(len(relay), 1, p.stdout)
+        self.assertNotIn(" --topology ", relay[0])  # the gateways themselves, from here
         for ln in rounds:
-            self.assertIn(" --topology %s " % topo, ln)
-        self.assertIn("clock offsets: from the info round (one-shot", p.stdout)
+            if ln not in relay:
+                self.assertIn(" --topology %s " % topo, ln)
+        self.assertIn("clock offsets through the gateways (each measures its nodes, 8 "
+                      "timestamp exchanges a node, and is measured by this host; next to "
+                      "every part) on gw1:", p.stdout)
+        self.assertIn("    gw1 measures node[1-4]", p.stdout)
         self.assertEqual(p.stdout.count("    arm 4 ("), 1)  # one arm round for 4a 4b 4c
         other = self.path("other.conf")
         with open(other, "w") as f:
