@@ -166,13 +166,63 @@ def series(nodes, points, command, rounds, label):
     return rows
 
 
-def launcher_run(nodes, count, fanout, binary, work, run_id):
-    """The launcher itself, armed (clush over ssh), the `null` test on count nodes at fanout:
+def node_names(nodes, first, last):
+    """nodes' names first..last (1-based) as one node set."""
+    return "%s[%s-%s]" % (nodes.prefix, nodes.names[first - 1][len(nodes.prefix):],
+                          nodes.names[last - 1][len(nodes.prefix):])
+
+
+def tree_setup(nodes, count, gateways, work, run_id):
+    """Tree mode for a run of count nodes through the first gateways of nodes: a
+    topology.conf rooted at this host with one group a gateway (a contiguous share of the
+    nodes each, as racks are), and a Python for the gateways that runs /usr/bin/python3 under
+    GNU time, each process's CPU appended to a log. Returns (the launcher's extra arguments,
+    its extra environment, the log)."""
+    import socket
+    topo = os.path.join(work, "topology-%s.conf" % run_id)
+    gws = nodes.gateways[:gateways]
+    per = -(-count // len(gws))
+    lines = ["[routes]", "%s: %s" % (socket.gethostname().split(".")[0], ",".join(gws))]
+    for i, g in enumerate(gws):
+        if i * per < count:
+            lines.append("%s: %s" % (g, node_names(nodes, i * per + 1,
+                                                   min(count, (i + 1) * per))))
+    with open(topo, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log = os.path.join(work, "gateways-%s.log" % run_id)
+    py = os.path.join(work, "gwpython")
+    with open(py, "w") as f:
+        f.write('#!/bin/sh\nexec /usr/bin/time -a -o %s -f "%%U %%S $STAGEBENCH_NODE $1" '
+                '/usr/bin/python3 "$@"\n' % shlex.quote(log))
+    os.chmod(py, 0o755)
+    return ["--topology", topo], {"CLUSTERSHELL_GW_PYTHON_EXECUTABLE": py}, log
+
+
+def gateway_cpu(log):
+    """(CPU seconds, processes) of the gateways' Python processes in a tree_setup log: each
+    ClusterShell gateway and clock relay, with the ssh clients it started and reaped."""
+    cpu, procs = 0.0, 0
+    try:
+        with open(log) as f:
+            for line in f:
+                w = line.split()
+                try:
+                    cpu += float(w[0]) + float(w[1])
+                    procs += 1
+                except (IndexError, ValueError):
+                    continue  # time's own "Command exited with non-zero status" line
+    except OSError:
+        pass
+    return cpu, procs
+
+
+def launcher_run(nodes, count, fanout, binary, work, run_id, gateways=0):
+    """The launcher itself, armed (clush over ssh; with gateways, through that many of
+    ClusterShell's gateways: tree_setup), the `null` test on count nodes at fanout:
     measure()'s figures of its whole process tree (it and its ssh clients) for the whole run,
     plus from its manifest and report: the arm round's time, the info round's, the lead and
-    the start spread of the part (the nodes' own clocks)."""
-    names = "%s[%s-%s]" % (nodes.prefix, nodes.names[0][len(nodes.prefix):],
-                           nodes.names[count - 1][len(nodes.prefix):])
+    the start spread of the part (the nodes' own clocks); with gateways, theirs."""
+    names = node_names(nodes, 1, count)
     scripts = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts")
     results = os.path.join(work, "results")
     cmd = ["/usr/bin/python3", os.path.join(scripts, "stagebench-cluster"), "-w", names,
@@ -184,6 +234,11 @@ def launcher_run(nodes, count, fanout, binary, work, run_id):
     env = dict(os.environ)
     env["STAGEBENCH_CATALOGUE"] = os.path.join(os.path.dirname(binary), "catalogue.json")
     env.pop("STAGEBENCH_NODE", None)
+    log = None
+    if gateways:
+        extra, more_env, log = tree_setup(nodes, count, gateways, work, run_id)
+        cmd[-1:-1] = extra
+        env.update(more_env)
     m = measure(cmd, env=env)
     rundir = os.path.join(results, run_id)
     try:
@@ -194,23 +249,38 @@ def launcher_run(nodes, count, fanout, binary, work, run_id):
     except (OSError, ValueError) as e:
         raise RuntimeError("launcher exit %s at %d nodes, no manifest or report (%s): %s"
                            % (m["rc"], count, e, m["stderr"][-800:]))
-    run = [r for r in man["rounds"] if r["kind"] == "run"][0]
+    runs = [r for r in man["rounds"] if r["kind"] == "run"]
+    if not runs:
+        raise RuntimeError("launcher exit %s at %d nodes, no part ran: %s" % (
+            m["rc"], count, m["stderr"][-800:]))
+    run = runs[0]
     part = rep["parts"][0] if rep.get("parts") else {}
     if m["rc"] != 0 or part.get("nodes_ok") != count:
         raise RuntimeError("launcher exit %s at %d nodes, %s ran: %s" % (
             m["rc"], count, part.get("nodes_ok"), m["stderr"][-800:]))
     rounds = man["launch"].get("rounds") or []
     kinds = {}
-    for r in rounds:  # "003-arm-null-rep1" -> arm
-        kinds.setdefault(r["round"].split("-")[1], []).append(r["s"])
+    for r in rounds:  # "003-arm-null-rep1" -> arm, "004-clock-null-rep1-relay" -> relay
+        kinds.setdefault("relay" if r["round"].endswith("-relay") else
+                         r["round"].split("-")[1], []).append(r["s"])
     conns = sum(r["nodes"] for r in rounds)
+    if gateways:
+        # the launch host connects to the gateways only: the relay rounds' nodes are
+        # gateways, every other round's go through them
+        m["gw_cpu_s"], m["gw_procs"] = gateway_cpu(log)
+        m["node_connections"] = sum(r["nodes"] for r in rounds if not
+                                    r["round"].endswith("-relay")) + \
+            count * len(kinds.get("relay", []))
+        conns = sum(r["nodes"] if r["round"].endswith("-relay") else
+                    min(gateways, r["nodes"]) for r in rounds)
     m.update({"arm_s": run["arm_s"], "info_s": man["launch"]["info_s"], "lead_s": run["lead_s"],
               "spread_s": part.get("start_spread_s"), "rss_mib": m["peak_rss_kib"] / 1024.0,
               "own_mib": m["peak_own_kib"] / 1024.0, "pss_mib": m["peak_pss_kib"] / 1024.0,
               "fds": m["peak_fds"], "own_fds": m["peak_own_fds"], "procs": m["peak_procs"],
               "rounds": len(rounds),
               "connections": conns, "cpu_ms_conn": 1e3 * m["cpu_s"] / max(conns, 1),
-              "status_s": median(kinds.get("status", [0.0])), "kinds": kinds})
+              "status_s": median(kinds.get("status", [0.0])), "kinds": kinds,
+              "cpu_ms_round": 1e3 * m["cpu_s"] / max(len(rounds), 1)})
     return m
 
 
@@ -233,6 +303,51 @@ def launcher_series(nodes, counts, fanout, binary, work):
             "wall_s",
             "cpu_ms_conn", "rounds"))))
     return rows
+
+
+def tree_series(nodes, counts, fanout, binary, work, gateways):
+    """The launcher through gateways at each count: one line each, beside the direct runs of
+    launcher_series in the same invocation."""
+    rows = []
+    for count in counts:
+        m = launcher_run(nodes, count, fanout, binary, work, "tree%d" % count, gateways)
+        print("tree     %5d nodes, %d gateways, fan-out %3d: info round %6.2f s, arm round "
+              "%6.2f s (lead %5.1f s), status round %6.2f s, clock relay round %6.2f s "
+              "(medians), %d rounds, whole run %6.1f s; launch host peak %6.1f MiB RSS summed "
+              "(the launcher alone %6.1f MiB, the tree's PSS %6.1f MiB), %5d fds, CPU %6.1f s "
+              "(%5.0f ms a round, %d connections, all to gateways); the gateways' CPU %6.1f s "
+              "(%d processes, %5.1f ms a node's connection, %d); start spread %s"
+              % (count, gateways, fanout, m["info_s"], m["arm_s"], m["lead_s"],
+                 m["status_s"], median(m["kinds"].get("relay", [0.0])), m["rounds"],
+                 m["wall_s"], m["rss_mib"], m["own_mib"], m["pss_mib"], m["fds"], m["cpu_s"],
+                 m["cpu_ms_round"], m["connections"], m["gw_cpu_s"], m["gw_procs"],
+                 1e3 * m["gw_cpu_s"] / max(m["node_connections"], 1), m["node_connections"],
+                 "%.3f ms" % (m["spread_s"] * 1e3) if m["spread_s"] is not None else "-"))
+        sys.stdout.flush()
+        rows.append((count, fanout, dict(
+            (k, m[k]) for k in ("info_s", "arm_s", "status_s", "own_mib", "pss_mib",
+                                "cpu_ms_round", "rounds", "wall_s")),))
+        rows[-1][2]["gw_ms_conn"] = 1e3 * m["gw_cpu_s"] / max(m["node_connections"], 1)
+    return rows
+
+
+def tree_model(rows, direct_rows, gateways, nodes=10000, site_gateways=16):
+    """What the tree runs say of nodes through site_gateways gateways, against the direct
+    runs' launch-host CPU: a round's CPU on the launch host (the fit over nodes of a round's
+    CPU: it should not grow), and on each gateway (its share of the nodes at the CPU a node's
+    connection cost a gateway here)."""
+    a, b = fit([r[0] for r in rows], [r[2]["cpu_ms_round"] for r in rows])
+    gw_ms = sum(r[2]["gw_ms_conn"] for r in rows) / len(rows)
+    direct_ms = sum(r[2]["cpu_ms_conn"] for r in direct_rows) / len(direct_rows) \
+        if direct_rows else None
+    share = -(-nodes // site_gateways)
+    print("tree model of %d nodes through %d gateways (%d nodes each): a round costs the "
+          "launch host %.1f CPU-s (fit over nodes: %.1f + %.4f x nodes ms), each gateway "
+          "%.0f CPU-s (%.1f ms a node's connection, measured through %d gateways)%s"
+          % (nodes, site_gateways, share, (a + b * nodes) / 1e3, a, b,
+             share * gw_ms / 1e3, gw_ms, gateways,
+             "; directly, the launch host %.0f CPU-s a round (%.1f ms a connection)"
+             % (nodes * direct_ms / 1e3, direct_ms) if direct_ms else ""))
 
 
 def model(rows, fanout, nodes=10000):
@@ -326,6 +441,10 @@ def main():
     ap.add_argument("--launcher", action="store_true",
                     help="measure the launcher itself, armed, with the null test (needs "
                          "--stagebench, a built binary with its catalogue.json beside it)")
+    ap.add_argument("--topology", type=int, default=0, metavar="GATEWAYS",
+                    help="with --launcher: the same counts again through that many of "
+                         "ClusterShell's gateways (tree mode, --topology), each run beside "
+                         "the direct one, with the gateways' CPU")
     ap.add_argument("--srun", action="store_true",
                     help="the launcher through srun in a private two-node Slurm on this host "
                          "(needs --stagebench): each round's time and CPU")
@@ -380,7 +499,7 @@ def main_launcher(a):
     work = tempfile.mkdtemp(prefix="stagebench-launch-scale-")
     try:
         os.makedirs(os.path.join(work, "stage"))
-        with sshnodes.SshNodes(max(counts), node_env=True) as nodes:
+        with sshnodes.SshNodes(max(counts), node_env=True, gateways=a.topology) as nodes:
             if nodes.error:
                 print("cannot measure here: %s" % nodes.error)
                 return 2
@@ -390,8 +509,13 @@ def main_launcher(a):
                   "in a private ssh config), null test, --scale tiny --threads 1, %d CPUs; one "
                   "ssh round trip (ssh -F CONFIG %s true): median %.3f s of 5"
                   % (os.cpu_count(), nodes.names[0], median(one)))
+            rows, tree_rows = [], []
             try:
-                rows = launcher_series(nodes, counts, a.fanout, binary, work)
+                for count in counts:  # direct, then through gateways, at each count
+                    rows += launcher_series(nodes, [count], a.fanout, binary, work)
+                    if a.topology:
+                        tree_rows += tree_series(nodes, [count], a.fanout, binary, work,
+                                                 a.topology)
             except RuntimeError as e:
                 print("a run failed: %s (sshd: %s)" % (e, nodes.sshd_log_tail(3)))
                 return 2
@@ -408,6 +532,11 @@ def main_launcher(a):
             print("fit over waves, the info and status rounds:")
             print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("info_s", "status_s"))
             model(rows, a.fanout)
+            if tree_rows:
+                print("through %d gateways, fit over node count:" % a.topology)
+                print_fits(tree_rows, lambda n, f: n, "nodes", big,
+                           ("cpu_ms_round", "info_s", "status_s", "own_mib"))
+                tree_model(tree_rows, rows, a.topology)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

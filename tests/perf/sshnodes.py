@@ -49,11 +49,14 @@ def _run(cmd, timeout=60):
 class SshNodes(harness.Service):
     """count node names on one private sshd; see the module docstring."""
 
-    def __init__(self, count, base=None, prefix="node", max_startups=1024, node_env=False):
+    def __init__(self, count, base=None, prefix="node", max_startups=1024, node_env=False,
+                 gateways=0):
         self.count = count
         self.node_env = node_env  # each name's ssh session sets STAGEBENCH_NODE to it
         self.width = max(4, len(str(count)))
         self.names = ["%s%0*d" % (prefix, self.width, i) for i in range(1, count + 1)]
+        # more names of the same sshd, for ClusterShell's gateways (tree mode)
+        self.gateways = ["gw%02d" % i for i in range(1, gateways + 1)]
         self.prefix = prefix
         self.base = base
         self.max_startups = max_startups
@@ -97,11 +100,12 @@ class SshNodes(harness.Service):
             f.write("[127.0.0.1]:%d %s\n" % (self.port, host_pub))
         self.config = self.path("ssh_config")
         lines = []
+        names = self.names + self.gateways
         if self.node_env:  # one machine acting as many nodes, each with its name
-            for n in self.names:
+            for n in names:
                 lines += ["Host " + n, "  SetEnv STAGEBENCH_NODE=%s" % n, ""]
-        for i in range(0, len(self.names), 50):
-            lines += ["Host " + " ".join(self.names[i:i + 50]),
+        for i in range(0, len(names), 50):
+            lines += ["Host " + " ".join(names[i:i + 50]),
                       "  HostName 127.0.0.1",
                       "  Port %d" % self.port,
                       "  User %s" % self.server.user,
