@@ -25,6 +25,7 @@ by passing its own command line.
 import argparse
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -70,7 +71,7 @@ def tree_usage(root, pss=False):
     return rss, fds, procs, own, pss_kib, own_fds
 
 
-def measure(cmd, env=None, interval=0.02, timeout=1800):
+def measure(cmd, env=None, interval=0.02, timeout=5400):
     """Run cmd (a list: the launcher) to its end, sampling its process tree; a dict with
     rc, wall_s, peak_rss_kib, peak_fds, peak_procs, peak_own_kib (the root alone), peak_pss_kib
     (the tree's proportional set size, sampled every tenth time), cpu_s (user and system time
@@ -310,14 +311,18 @@ def tree_series(nodes, counts, fanout, binary, work, gateways):
     launcher_series in the same invocation."""
     rows = []
     for count in counts:
-        m = launcher_run(nodes, count, fanout, binary, work, "tree%d" % count, gateways)
-        print("tree     %5d nodes, %d gateways, fan-out %3d: info round %6.2f s, arm round "
+        # each gateway at its share of the fan-out: every gateway is this machine too, which
+        # then holds as many connections at once as the direct runs (on a site each gateway
+        # is a machine of its own)
+        m = launcher_run(nodes, count, max(1, fanout // gateways), binary, work,
+                         "tree%d" % count, gateways)
+        print("tree     %5d nodes, %d gateways, fan-out %3d each: info round %6.2f s, arm round "
               "%6.2f s (lead %5.1f s), status round %6.2f s, clock relay round %6.2f s "
               "(medians), %d rounds, whole run %6.1f s; launch host peak %6.1f MiB RSS summed "
               "(the launcher alone %6.1f MiB, the tree's PSS %6.1f MiB), %5d fds, CPU %6.1f s "
               "(%5.0f ms a round, %d connections, all to gateways); the gateways' CPU %6.1f s "
               "(%d processes, %5.1f ms a node's connection, %d); start spread %s"
-              % (count, gateways, fanout, m["info_s"], m["arm_s"], m["lead_s"],
+              % (count, gateways, max(1, fanout // gateways), m["info_s"], m["arm_s"], m["lead_s"],
                  m["status_s"], median(m["kinds"].get("relay", [0.0])), m["rounds"],
                  m["wall_s"], m["rss_mib"], m["own_mib"], m["pss_mib"], m["fds"], m["cpu_s"],
                  m["cpu_ms_round"], m["connections"], m["gw_cpu_s"], m["gw_procs"],
@@ -445,6 +450,12 @@ def main():
                     help="with --launcher: the same counts again through that many of "
                          "ClusterShell's gateways (tree mode, --topology), each run beside "
                          "the direct one, with the gateways' CPU")
+    ap.add_argument("--tree-only", action="store_true",
+                    help="with --topology: the runs through gateways alone")
+    ap.add_argument("--replay", metavar="FILE",
+                    help="with --launcher: fit again the direct runs whose lines an earlier "
+                         "run of this script printed to FILE (no run); with --topology "
+                         "--tree-only, the direct runs the model compares against")
     ap.add_argument("--srun", action="store_true",
                     help="the launcher through srun in a private two-node Slurm on this host "
                          "(needs --stagebench): each round's time and CPU")
@@ -490,7 +501,54 @@ def main():
     return 0
 
 
+_ROW = re.compile(
+    r"^launcher +(\d+) nodes, fan-out +(\d+): info round +([\d.]+) s, arm round +([\d.]+) s "
+    r"\(lead +[\d.]+ s\), status round +([\d.]+) s \(median\), (\d+) rounds, whole run +"
+    r"([\d.]+) s; launch host peak +([\d.]+) MiB RSS summed \(the launcher alone +([\d.]+) "
+    r"MiB, the tree's PSS +([\d.]+) MiB\), +(\d+) fds \(the launcher's own +(\d+)\), +\d+ "
+    r"processes; CPU +[\d.]+ s, +([\d.]+) ms a connection")
+
+
+def replayed(path):
+    """The rows of the direct runs that an earlier run of this script printed (its
+    `launcher N nodes...` lines), to fit them again (--replay)."""
+    keys = ("info_s", "arm_s", "status_s", "rounds", "wall_s", "rss_mib", "own_mib", "pss_mib",
+            "fds", "own_fds", "cpu_ms_conn")
+    rows = []
+    with open(path) as f:
+        for line in f:
+            m = _ROW.match(line)
+            if m:
+                v = [float(x) for x in m.groups()]
+                rows.append((int(v[0]), int(v[1]), dict(zip(keys, v[2:]))))
+    return rows
+
+
+def direct_fits(rows, fanout, big):
+    """The fits of the direct runs and their model of 10,000 nodes."""
+    print("fit over node count (fan-out %d):" % fanout)
+    print_fits(rows, lambda n, f: n, "nodes", big, ("arm_s", "rss_mib", "fds"))
+    print("fit over waves, ceil(nodes / fan-out %d):" % fanout)
+    print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("arm_s",))
+    print("fit over connections in flight, min(nodes, fan-out %d):" % fanout)
+    print_fits(rows, lambda n, f: min(n, f), "in_flight", big, ("pss_mib", "fds", "own_fds"))
+    print("fit over node count, the launcher alone:")
+    print_fits(rows, lambda n, f: n, "nodes", big, ("own_mib",))
+    print("fit over waves, the info and status rounds:")
+    print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("info_s", "status_s"))
+    model(rows, fanout)
+
+
 def main_launcher(a):
+    if a.replay and not a.topology:
+        rows = replayed(a.replay)
+        if not rows:
+            print("--replay %s: no `launcher N nodes` line in it" % a.replay)
+            return 2
+        for count, fanout, _r in rows:
+            print("replayed: launcher %d nodes, fan-out %d" % (count, fanout))
+        direct_fits(rows, rows[0][1], [(1000, rows[0][1]), (10000, rows[0][1])])
+        return 0
     if not a.stagebench:
         print("--launcher needs --stagebench BINARY")
         return 2
@@ -512,7 +570,8 @@ def main_launcher(a):
             rows, tree_rows = [], []
             try:
                 for count in counts:  # direct, then through gateways, at each count
-                    rows += launcher_series(nodes, [count], a.fanout, binary, work)
+                    if not (a.topology and a.tree_only):
+                        rows += launcher_series(nodes, [count], a.fanout, binary, work)
                     if a.topology:
                         tree_rows += tree_series(nodes, [count], a.fanout, binary, work,
                                                  a.topology)
@@ -520,23 +579,14 @@ def main_launcher(a):
                 print("a run failed: %s (sshd: %s)" % (e, nodes.sshd_log_tail(3)))
                 return 2
             big = [(1000, a.fanout), (10000, a.fanout)]
-            print("fit over node count (fan-out %d):" % a.fanout)
-            print_fits(rows, lambda n, f: n, "nodes", big, ("arm_s", "rss_mib", "fds"))
-            print("fit over waves, ceil(nodes / fan-out %d):" % a.fanout)
-            print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("arm_s",))
-            print("fit over connections in flight, min(nodes, fan-out %d):" % a.fanout)
-            print_fits(rows, lambda n, f: min(n, f), "in_flight", big,
-                       ("pss_mib", "fds", "own_fds"))
-            print("fit over node count, the launcher alone:")
-            print_fits(rows, lambda n, f: n, "nodes", big, ("own_mib",))
-            print("fit over waves, the info and status rounds:")
-            print_fits(rows, lambda n, f: -(-n // f), "waves", big, ("info_s", "status_s"))
-            model(rows, a.fanout)
+            if rows:
+                direct_fits(rows, a.fanout, big)
             if tree_rows:
                 print("through %d gateways, fit over node count:" % a.topology)
                 print_fits(tree_rows, lambda n, f: n, "nodes", big,
                            ("cpu_ms_round", "info_s", "status_s", "own_mib"))
-                tree_model(tree_rows, rows, a.topology)
+                tree_model(tree_rows, rows or (replayed(a.replay) if a.replay else []),
+                           a.topology)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
