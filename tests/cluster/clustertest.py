@@ -270,6 +270,25 @@ def is_mounted(path):
     return False
 
 
+def start_module_sshd(prefix):
+    """The private sshd that a test file's cases share (its setUpModule): (its base directory,
+    the server); the file is skipped, saying why, where none can start."""
+    base = tempfile.mkdtemp(prefix=prefix)
+    ssh = SshServer(base)
+    why = ssh.start()
+    if why:
+        ssh.close()
+        shutil.rmtree(base, True)
+        skip_file("no sshd in this sandbox: %s" % why)
+    return base, ssh
+
+
+def stop_module_sshd(base, ssh):
+    """start_module_sshd's server stopped and its directory removed (tearDownModule)."""
+    ssh.close()
+    shutil.rmtree(base, True)
+
+
 class TempDirCase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="stagebench-cluster-test-")

@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -21,18 +20,11 @@ import clustertest as ct
 
 def setUpModule():
     global BASE, SSH
-    BASE = tempfile.mkdtemp(prefix="stagebench-armed-nodes-")
-    SSH = ct.SshServer(BASE)
-    why = SSH.start()
-    if why:
-        SSH.close()
-        shutil.rmtree(BASE, True)
-        ct.skip_file("no sshd in this sandbox: %s" % why)
+    BASE, SSH = ct.start_module_sshd("stagebench-armed-nodes-")
 
 
 def tearDownModule():
-    SSH.close()
-    shutil.rmtree(BASE, True)
+    ct.stop_module_sshd(BASE, SSH)
 
 
 class Armed(ct.TempDirCase):

@@ -9,10 +9,8 @@ is lowered; dead nodes (a closed port, a listener that never answers) do not rai
 the living; the launcher run from the build tree reports with the catalogue of the binary it
 launched with."""
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
 
@@ -21,18 +19,11 @@ import clustertest as ct
 
 def setUpModule():
     global BASE, SSH
-    BASE = tempfile.mkdtemp(prefix="stagebench-launch-limits-")
-    SSH = ct.SshServer(BASE)
-    why = SSH.start()
-    if why:
-        SSH.close()
-        shutil.rmtree(BASE, True)
-        ct.skip_file("no sshd in this sandbox: %s" % why)
+    BASE, SSH = ct.start_module_sshd("stagebench-launch-limits-")
 
 
 def tearDownModule():
-    SSH.close()
-    shutil.rmtree(BASE, True)
+    ct.stop_module_sshd(BASE, SSH)
 
 
 def dead_hosts(path, names_ports):

@@ -7,10 +7,8 @@ every hop, composed), the start judged held from those offsets; a wrong clock on
 on a node (libfaketime) each found where it is; a tree of three levels; a dead gateway whose
 peer takes its nodes, and one without a peer, whose nodes alone are lost, with its reason."""
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import unittest
 
 import clustertest as ct
@@ -21,18 +19,11 @@ GATEWAYS = ["gw1", "gw2"]
 
 def setUpModule():
     global BASE, SSH
-    BASE = tempfile.mkdtemp(prefix="stagebench-tree-")
-    SSH = ct.SshServer(BASE)
-    why = SSH.start()
-    if why:
-        SSH.close()
-        shutil.rmtree(BASE, True)
-        ct.skip_file("no sshd in this sandbox: %s" % why)
+    BASE, SSH = ct.start_module_sshd("stagebench-tree-")
 
 
 def tearDownModule():
-    SSH.close()
-    shutil.rmtree(BASE, True)
+    ct.stop_module_sshd(BASE, SSH)
 
 
 class Tree(ct.TempDirCase):
