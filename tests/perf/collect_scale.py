@@ -22,7 +22,10 @@ reads a thread, a latency histogram of 300 buckets, 128 threads in the thread pl
 per-thread entries; plus a launcher manifest (stagebench.manifest/2) with every node's clock
 offset before and after the run. `stagebench-collect DIR --format json --no-history` runs as a
 separate process, RUNS times, the resident memory of the collector and its worker processes
-together sampled every 20 ms.
+together sampled every 20 ms. Right before each run every file is read once and the share of
+them in the page cache printed (fincore): this machine drops cache that sat idle for a minute, and
+the summaries of 100,000 nodes take longer than that to write; at a site the collector reads what
+the nodes have just written.
 
 The collector run is --collector (default: this checkout's scripts/stagebench-collect; another
 copy of scripts/ measures another version of the collector) on --python (default
@@ -378,6 +381,44 @@ def tree_rss(root):
     return total, largest
 
 
+def warm_one(path):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        while os.read(fd, 1 << 20):
+            pass
+    finally:
+        os.close(fd)
+
+
+def residency(d):
+    """(resident bytes, bytes in whole pages) of every file in d, as fincore(1) reports them."""
+    names = sorted(os.path.join(d, n) for n in os.listdir(d))
+    page = os.sysconf("SC_PAGE_SIZE")
+    res = size = 0
+    for lo in range(0, len(names), 2000):
+        out = subprocess.run(["fincore", "-b", "-n", "-r", "-o", "RES,SIZE"]
+                             + names[lo:lo + 2000], stdout=subprocess.PIPE,
+                             universal_newlines=True, check=True).stdout
+        for line in out.split("\n"):
+            if line.strip():
+                r, z = line.split()
+                res, size = res + int(r), size + -(-int(z) // page) * page
+    return res, size
+
+
+def warm(d):
+    """Read every file of d, right before a timed run (this machine's page cache drops what sat
+    idle for a minute, and generating 100,000 summaries takes longer): (seconds, resident bytes,
+    bytes) after."""
+    t0 = time.monotonic()
+    with multiprocessing.Pool(2) as pool:
+        for _ in pool.imap_unordered(warm_one, (e.path for e in os.scandir(d)), 500):
+            pass
+    took = time.monotonic() - t0
+    res, size = residency(d)
+    return took, res, size
+
+
 def measure(d, args):
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -428,6 +469,9 @@ def one_size(nodes, args, cpus):
         sys.stdout.flush()
         results = []
         for k in range(args.runs):
+            wt, res, size = warm(d)
+            print("%d nodes, run %d: warmed in %.1f s, %.1f%% of %.0f MiB resident (fincore) "
+                  "right before" % (nodes, k + 1, wt, 100.0 * res / max(size, 1), size / 2**20))
             load = os.getloadavg()[0]
             took, cpu, peak_sum, peak_one, rc, out, err = measure(d, args)
             if rc not in (0, 1):
