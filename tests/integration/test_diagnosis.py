@@ -175,9 +175,21 @@ class Progress(sbtest.TempDirCase):
         os.close(master)
         return proc.returncode, out.decode(errors="replace")
 
+    def count_for(self, stage, seconds):
+        """A --count of null ops a thread that runs about that long with this build (a
+        sanitizer's runs null many times slower than a release build), from a short run's
+        rate: the line is drawn once a second."""
+        p = run(["run", "null", "--count", "2000000", "--dir", stage, "--start-in", "0",
+                 "--format", "json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        part = json.loads(p.stdout)["tests"][0]["parts"][0]
+        rate = part["ops"] / part["threads"] / max(part["node_time_s"], 1e-6)
+        return str(max(2000000, int(rate * seconds)))
+
     def test_progress_on_a_terminal(self):
         stage = self.stage()
-        code, term = self.run_on_pty(["run", "null", "--count", "150000000", "--dir", stage,
+        count = self.count_for(stage, 3.0)
+        code, term = self.run_on_pty(["run", "null", "--count", count, "--dir", stage,
                                       "--start-in", "0"])
         self.assertEqual(code, 0, term)
         lines = [l for l in term.replace("\x1b[K", "").split("\r") if l.startswith("null rep 1:")]
@@ -190,10 +202,11 @@ class Progress(sbtest.TempDirCase):
 
     def test_no_progress_off_a_terminal(self):
         stage = self.stage()
-        p = run(["run", "null", "--count", "10000000", "--dir", stage, "--start-in", "0"])
+        count = self.count_for(stage, 2.5)
+        p = run(["run", "null", "--count", count, "--dir", stage, "--start-in", "0"])
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("threads done", p.stderr)
-        code, term = self.run_on_pty(["run", "null", "--count", "60000000", "--dir", stage,
+        code, term = self.run_on_pty(["run", "null", "--count", count, "--dir", stage,
                                       "--start-in", "0", "--no-progress"])
         self.assertNotIn("threads done", term)
 
