@@ -390,9 +390,8 @@ def warm_one(path):
         os.close(fd)
 
 
-def residency(d):
-    """(resident bytes, bytes in whole pages) of every file in d, as fincore(1) reports them."""
-    names = sorted(os.path.join(d, n) for n in os.listdir(d))
+def residency(names):
+    """(resident bytes, bytes in whole pages) of the files names, as fincore(1) reports them."""
     page = os.sysconf("SC_PAGE_SIZE")
     res = size = 0
     for lo in range(0, len(names), 2000):
@@ -411,11 +410,12 @@ def warm(d):
     idle for a minute, and generating 100,000 summaries takes longer): (seconds, resident bytes,
     bytes) after."""
     t0 = time.monotonic()
+    names = [os.path.join(d, n) for n in os.listdir(d)]
     with multiprocessing.Pool(2) as pool:
-        for _ in pool.imap_unordered(warm_one, (e.path for e in os.scandir(d)), 500):
+        for _ in pool.imap_unordered(warm_one, names, 500):
             pass
     took = time.monotonic() - t0
-    res, size = residency(d)
+    res, size = residency(names)
     return took, res, size
 
 

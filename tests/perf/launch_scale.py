@@ -314,15 +314,15 @@ def tree_series(nodes, counts, fanout, binary, work, gateways):
         # each gateway at its share of the fan-out: every gateway is this machine too, which
         # then holds as many connections at once as the direct runs (on a site each gateway
         # is a machine of its own)
-        m = launcher_run(nodes, count, max(1, fanout // gateways), binary, work,
-                         "tree%d" % count, gateways)
+        each = max(1, fanout // gateways)
+        m = launcher_run(nodes, count, each, binary, work, "tree%d" % count, gateways)
         print("tree     %5d nodes, %d gateways, fan-out %3d each: info round %6.2f s, arm round "
               "%6.2f s (lead %5.1f s), status round %6.2f s, clock relay round %6.2f s "
               "(medians), %d rounds, whole run %6.1f s; launch host peak %6.1f MiB RSS summed "
               "(the launcher alone %6.1f MiB, the tree's PSS %6.1f MiB), %5d fds, CPU %6.1f s "
               "(%5.0f ms a round, %d connections, all to gateways); the gateways' CPU %6.1f s "
               "(%d processes, %5.1f ms a node's connection, %d); start spread %s"
-              % (count, gateways, max(1, fanout // gateways), m["info_s"], m["arm_s"], m["lead_s"],
+              % (count, gateways, each, m["info_s"], m["arm_s"], m["lead_s"],
                  m["status_s"], median(m["kinds"].get("relay", [0.0])), m["rounds"],
                  m["wall_s"], m["rss_mib"], m["own_mib"], m["pss_mib"], m["fds"], m["cpu_s"],
                  m["cpu_ms_round"], m["connections"], m["gw_cpu_s"], m["gw_procs"],
