@@ -36,12 +36,14 @@ class ClockStep(ft.FaultCase):
     def test_backward_step_during_the_part(self):
         stage = self.stage()
         n = len(ft.sbtest.info()["threads"])
-        # each read of the replica takes 1 ms more: the part lasts about 3 s, and the
-        # wall clock steps an hour back 2 s after the start of the process, in the part
-        # whenever the set-up took less than 1.7 s (a loaded machine)
+        # each read of the replica takes 1 ms more: the part lasts about 3 s, and the wall
+        # clock steps an hour back at the part's (600 x n)th read, whatever the set-up took (a
+        # step an instant after the process started lands in the wait on a loaded machine,
+        # and the wait then follows the wall clock for an hour, as it must)
         s, p = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage,
                               "--start-in", "0.3", "--passes", "600"],
-                             env=ft.shim_env("clock:step=-3600@after=2;read:*:delay=1ms"))
+                             env=ft.shim_env("clock:step=-3600@read=%d;read:*:delay=1ms"
+                                             % (600 * n)))
         part = s["tests"][0]["parts"][0]
         self.assertEqual(part["status"], "ok")
         self.assertAlmostEqual(part["clock_step_s"], -3600, delta=1)

@@ -46,6 +46,8 @@
  *     clock:step=[+|-]SECONDS@after=SECONDS: from SECONDS (monotonic) after the process
  *              started, CLOCK_REALTIME reads SECONDS more (or less), as after a step of
  *              the system clock; absolute CLOCK_REALTIME sleeps follow it.
+ *     clock:step=[+|-]SECONDS@read=N: the same step, from the Nth counted read() on: a step
+ *              in a part whatever the set-up took (its reads are the part's)
  *   FAULTSHIM_PATH=TEXT         count only calls on files whose path (as given to open)
  *                               contains TEXT; unset: every call counts
  *   FAULTSHIM_DELAY_CPU=CPU:DURATION   delay every read and pread (of counted files) made
@@ -105,6 +107,8 @@ static uint64_t shim_wall_late_ns;
 static bool shim_clock; /* a clock step is configured */
 static int64_t shim_clock_step_ns;
 static uint64_t shim_clock_after_ns; /* monotonic, from shim_t0 */
+static uint64_t shim_clock_read_n;   /* @read=N: the step from the Nth counted read (0: unused) */
+static atomic_bool shim_clock_read_hit;
 static uint64_t shim_t0;
 static int shim_log_fd = -1;
 static bool shim_trace;
@@ -225,20 +229,31 @@ static void shim_parse_cpu_delay(const char *name, int *cpu, uint64_t *ns)
 	*cpu = (int)c;
 }
 
-/* clock:step=+3600@after=1.5 */
+/* clock:step=+3600@after=1.5 or clock:step=-3600@read=2000 */
 static void shim_parse_clock(char *spec, const char *text)
 {
 	char *at = strstr(spec, "@after=");
+	char *rd = strstr(spec, "@read=");
 	char *end;
 	double step;
 	uint64_t after = 0;
+	unsigned long long n = 0;
 
-	if (strncmp(spec, "step=", 5) != 0)
-		shim_die("clock rule must be clock:step=[+|-]SECONDS[@after=SECONDS]", text);
+	if (strncmp(spec, "step=", 5) != 0 || (at && rd))
+		shim_die("clock rule must be clock:step=[+|-]SECONDS[@after=SECONDS|@read=N]",
+			 text);
 	if (at) {
 		*at = '\0';
 		if (!shim_parse_duration(at + 7, &after))
 			shim_die("bad @after duration", text);
+	}
+	if (rd) {
+		*rd = '\0';
+		errno = 0;
+		n = strtoull(rd + 6, &end, 10);
+		if (end == rd + 6 || *end || errno || n == 0)
+			shim_die("bad @read count (a counted read() from 1)", text);
+		shim_has_rule[CALL_READ] = true; /* count the reads */
 	}
 	step = strtod(spec + 5, &end);
 	if (end == spec + 5 || *end)
@@ -246,6 +261,7 @@ static void shim_parse_clock(char *spec, const char *text)
 	shim_clock = true;
 	shim_clock_step_ns = (int64_t)(step * 1e9);
 	shim_clock_after_ns = after;
+	shim_clock_read_n = n;
 }
 
 static void shim_parse_rule(char *text)
@@ -401,6 +417,8 @@ static const struct shim_rule *shim_match(enum shim_call call, bool counted, int
 	    !(shim_has_rule[call] || shim_trace))
 		return NULL;
 	n = atomic_fetch_add(&shim_counts[call], 1) + 1;
+	if (call == CALL_READ && shim_clock_read_n && n >= shim_clock_read_n)
+		atomic_store_explicit(&shim_clock_read_hit, true, memory_order_release);
 	if (shim_trace)
 		shim_log(call, n, "call", fd);
 	for (size_t i = 0; i < shim_nrules; i++) {
@@ -716,6 +734,10 @@ static int64_t shim_clock_offset(void)
 {
 	if (!shim_clock || !atomic_load_explicit(&shim_ready, memory_order_acquire))
 		return 0;
+	if (shim_clock_read_n)
+		return atomic_load_explicit(&shim_clock_read_hit, memory_order_acquire)
+			   ? shim_clock_step_ns
+			   : 0;
 	return shim_mono_ns() - shim_t0 >= shim_clock_after_ns ? shim_clock_step_ns : 0;
 }
 
