@@ -16,11 +16,12 @@ def step_warnings(s):
 class ClockStep(ft.FaultCase):
     def test_forward_step_while_waiting_for_the_start(self):
         stage = self.stage()
-        # T is 3 s after set-up; 1 s in, the wall clock jumps an hour ahead: the threads see
-        # T passed and start, but the node time is not an hour
+        # T is 3 s after set-up; at the wait's 10th sleep (of 50 ms at most, a fraction of a
+        # second in whatever the set-up took) the wall clock jumps an hour ahead: the threads
+        # see T passed and start, but the node time is not an hour
         s, p = self.run_json(["run", "1a", "--scale", "tiny", "--dir", stage,
                               "--start-in", "3"],
-                             env=ft.shim_env("clock:step=+3600@after=1"))
+                             env=ft.shim_env("clock:step=+3600@sleep=10"))
         part = s["tests"][0]["parts"][0]
         self.assertEqual(part["status"], "ok")
         self.assertAlmostEqual(part["clock_step_s"], 3600, delta=1)

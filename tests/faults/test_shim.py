@@ -13,7 +13,8 @@ class Shim(ft.FaultCase):
     def test_bad_rule_stops_the_process(self):
         for rule in ("pread:0:EIO", "pread:x:EIO", "pread:3:EWHAT", "frob:1:EIO", "read:1",
                      "open:2:short", "clock:jump=5", "pread:5-3:EIO", "clock:step=-5@read=0",
-                     "clock:step=-5@read=x", "clock:step=1@after=1@read=2"):
+                     "clock:step=-5@read=x", "clock:step=1@after=1@read=2", "clock:step=1@sleep=-1",
+                     "clock:step=1@nap=2"):
             with self.subTest(rule=rule):
                 p = run(["list"], env=ft.shim_env(rule))
                 self.assertEqual(p.returncode, 99, p.stderr)

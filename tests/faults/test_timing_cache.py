@@ -62,10 +62,11 @@ class StepDuringGrid(ft.FaultCase):
     def test_step_shows_on_every_later_part(self):
         stage = self.stage()
         self.assertEqual(run(["prepare", "2", "--scale", "tiny", "--dir", stage]).returncode, 0)
-        # parts at T, T+2, T+4 with T about 1 s after the start; the wall clock steps half a
-        # second ahead 2 s after the start: in the wait of 2b
+        # parts at T, T+2, T+4 with T 1 s after the set-up; the wall clock steps half a second
+        # ahead at the 10th sleep of the waits (of 50 ms at most): in the wait of 2a, whatever
+        # the set-up took, and 2b and 2c are the later parts that must see it
         s, _ = self.run_json(["run", "2", "--scale", "tiny", "--dir", stage, "--start-in", "1",
-                              "--interval", "2"], env=ft.shim_env("clock:step=+0.5@after=2"))
+                              "--interval", "2"], env=ft.shim_env("clock:step=+0.5@sleep=10"))
         parts = s["tests"][0]["parts"]
         self.assertEqual([p["part"] for p in parts], ["2a", "2b", "2c"])
         stepped = [k for k, p in enumerate(parts) if p["clock_step_total_s"] != 0]

@@ -48,6 +48,8 @@
  *              the system clock; absolute CLOCK_REALTIME sleeps follow it.
  *     clock:step=[+|-]SECONDS@read=N: the same step, from the Nth counted read() on: a step
  *              in a part whatever the set-up took (its reads are the part's)
+ *     clock:step=[+|-]SECONDS@sleep=N: the same step, from the Nth absolute CLOCK_REALTIME
+ *              clock_nanosleep on: a step in the wait for a start, whatever the set-up took
  *   FAULTSHIM_PATH=TEXT         count only calls on files whose path (as given to open)
  *                               contains TEXT; unset: every call counts
  *   FAULTSHIM_DELAY_CPU=CPU:DURATION   delay every read and pread (of counted files) made
@@ -108,7 +110,9 @@ static bool shim_clock; /* a clock step is configured */
 static int64_t shim_clock_step_ns;
 static uint64_t shim_clock_after_ns; /* monotonic, from shim_t0 */
 static uint64_t shim_clock_read_n;   /* @read=N: the step from the Nth counted read (0: unused) */
-static atomic_bool shim_clock_read_hit;
+static uint64_t shim_clock_sleep_n;  /* @sleep=N: from the Nth absolute wall sleep (0: unused) */
+static _Atomic uint64_t shim_clock_sleeps;
+static atomic_bool shim_clock_hit; /* the Nth read or sleep happened */
 static uint64_t shim_t0;
 static int shim_log_fd = -1;
 static bool shim_trace;
@@ -229,31 +233,45 @@ static void shim_parse_cpu_delay(const char *name, int *cpu, uint64_t *ns)
 	*cpu = (int)c;
 }
 
-/* clock:step=+3600@after=1.5 or clock:step=-3600@read=2000 */
+/* The N of "@read=N" or "@sleep=N" (text after the '='): a count from 1. */
+static uint64_t shim_parse_nth(const char *n, const char *text)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(n, &end, 10);
+	if (end == n || *end || errno || v == 0 || *n == '-')
+		shim_die("bad @read or @sleep count (from 1)", text);
+	return v;
+}
+
+/* clock:step=+3600@after=1.5, clock:step=-3600@read=2000 or clock:step=+3600@sleep=10 */
 static void shim_parse_clock(char *spec, const char *text)
 {
-	char *at = strstr(spec, "@after=");
-	char *rd = strstr(spec, "@read=");
+	char *at = strchr(spec, '@');
 	char *end;
 	double step;
 	uint64_t after = 0;
-	unsigned long long n = 0;
 
-	if (strncmp(spec, "step=", 5) != 0 || (at && rd))
-		shim_die("clock rule must be clock:step=[+|-]SECONDS[@after=SECONDS|@read=N]",
-			 text);
+	if (strncmp(spec, "step=", 5) != 0 || (at && strchr(at + 1, '@')))
+		shim_die(
+		    "clock rule must be clock:step=[+|-]SECONDS[@after=SECONDS|@read=N|@sleep=N]",
+		    text);
 	if (at) {
-		*at = '\0';
-		if (!shim_parse_duration(at + 7, &after))
-			shim_die("bad @after duration", text);
-	}
-	if (rd) {
-		*rd = '\0';
-		errno = 0;
-		n = strtoull(rd + 6, &end, 10);
-		if (end == rd + 6 || *end || errno || n == 0)
-			shim_die("bad @read count (a counted read() from 1)", text);
-		shim_has_rule[CALL_READ] = true; /* count the reads */
+		*at++ = '\0';
+		if (strncmp(at, "after=", 6) == 0) {
+			if (!shim_parse_duration(at + 6, &after))
+				shim_die("bad @after duration", text);
+		} else if (strncmp(at, "read=", 5) == 0) {
+			shim_clock_read_n = shim_parse_nth(at + 5, text);
+			shim_has_rule[CALL_READ] = true; /* count the reads */
+		} else if (strncmp(at, "sleep=", 6) == 0) {
+			shim_clock_sleep_n = shim_parse_nth(at + 6, text);
+		} else {
+			shim_die("clock step instant must be @after=SECONDS, @read=N or @sleep=N",
+				 text);
+		}
 	}
 	step = strtod(spec + 5, &end);
 	if (end == spec + 5 || *end)
@@ -261,7 +279,6 @@ static void shim_parse_clock(char *spec, const char *text)
 	shim_clock = true;
 	shim_clock_step_ns = (int64_t)(step * 1e9);
 	shim_clock_after_ns = after;
-	shim_clock_read_n = n;
 }
 
 static void shim_parse_rule(char *text)
@@ -418,7 +435,7 @@ static const struct shim_rule *shim_match(enum shim_call call, bool counted, int
 		return NULL;
 	n = atomic_fetch_add(&shim_counts[call], 1) + 1;
 	if (call == CALL_READ && shim_clock_read_n && n >= shim_clock_read_n)
-		atomic_store_explicit(&shim_clock_read_hit, true, memory_order_release);
+		atomic_store_explicit(&shim_clock_hit, true, memory_order_release);
 	if (shim_trace)
 		shim_log(call, n, "call", fd);
 	for (size_t i = 0; i < shim_nrules; i++) {
@@ -734,8 +751,8 @@ static int64_t shim_clock_offset(void)
 {
 	if (!shim_clock || !atomic_load_explicit(&shim_ready, memory_order_acquire))
 		return 0;
-	if (shim_clock_read_n)
-		return atomic_load_explicit(&shim_clock_read_hit, memory_order_acquire)
+	if (shim_clock_read_n || shim_clock_sleep_n)
+		return atomic_load_explicit(&shim_clock_hit, memory_order_acquire)
 			   ? shim_clock_step_ns
 			   : 0;
 	return shim_mono_ns() - shim_t0 >= shim_clock_after_ns ? shim_clock_step_ns : 0;
@@ -777,6 +794,10 @@ SHIM_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *
 	struct timespec t;
 	int64_t off;
 
+	if (shim_clock_sleep_n && (flags & TIMER_ABSTIME) && shim_is_realtime(id) &&
+	    atomic_load_explicit(&shim_ready, memory_order_acquire) &&
+	    atomic_fetch_add(&shim_clock_sleeps, 1) + 1 >= shim_clock_sleep_n)
+		atomic_store_explicit(&shim_clock_hit, true, memory_order_release);
 	if (req && (flags & TIMER_ABSTIME) && shim_is_realtime(id) &&
 	    (off = shim_clock_offset()) != 0) {
 		t = *req;
