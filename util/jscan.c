@@ -15,8 +15,11 @@
 
 /* Deeper nesting is declined (no summary nests deeper than 8). */
 #define JSCAN_MAX_DEPTH 64
-/* An object of a taken array with more keys than this is declined (its keys are compared). */
-#define JSCAN_MAX_KEYS 32
+/*
+ * An object with more keys than this is declined: every object's keys are compared, so that
+ * the text handed on holds no repeated key (the collector parses it without that check).
+ */
+#define JSCAN_MAX_KEYS 128
 /* The reader's bounds (summaries.py MAX_SECONDS, MAX_EPOCH), and integers a double holds. */
 #define JSCAN_MAX_SECONDS 1e7
 #define JSCAN_MAX_EPOCH	  1e11
@@ -271,9 +274,9 @@ static int jscan_literal(struct jscan *s, const char *word, enum jscan_type type
 	return 0;
 }
 
-static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct jscan_val *v);
+static int jscan_value(struct jscan *s, enum jscan_ctx ctx, struct jscan_val *v);
 
-/* The keys of an object in a taken array, compared as they come (their text is their value). */
+/* The keys of an object, compared as they come (their text is their value). */
 struct jscan_keys {
 	const char *k[JSCAN_MAX_KEYS];
 	size_t len[JSCAN_MAX_KEYS];
@@ -312,9 +315,11 @@ typedef int (*jscan_member_fn)(struct jscan *s, size_t i, const char *key, size_
 static int jscan_members(struct jscan *s, bool keyed, jscan_member_fn one, void *arg, size_t *count)
 {
 	char close = keyed ? '}' : ']';
+	struct jscan_keys ks;
 	size_t i = 0;
 	int rc;
 
+	ks.n = 0;
 	if (++s->depth > JSCAN_MAX_DEPTH)
 		return -EINVAL;
 	s->p++;
@@ -331,6 +336,8 @@ static int jscan_members(struct jscan *s, bool keyed, jscan_member_fn one, void 
 			if (s->p >= s->e || *s->p != '"')
 				return -EINVAL;
 			rc = jscan_string(s, &key, &keylen);
+			if (rc == 0)
+				rc = jscan_new_key(&ks, key, keylen);
 			if (rc == 0)
 				rc = jscan_expect(s, ':');
 			if (rc)
@@ -359,20 +366,12 @@ out:
 	return 0;
 }
 
-/* A member of a container outside the taken paths, or inside a taken array (keys compared). */
-struct jscan_generic {
-	bool keys;
-	struct jscan_keys ks;
-};
-
+/* A member of a container outside the taken paths, or inside a taken array. */
 static int jscan_generic_member(struct jscan *s, size_t i, const char *key, size_t keylen,
 				void *arg)
 {
-	struct jscan_generic *g = arg;
-	(void)i;
-	if (key && g->keys && jscan_new_key(&g->ks, key, keylen) != 0)
-		return -EINVAL;
-	return jscan_value(s, CTX_ANY, g->keys, NULL);
+	(void)i, (void)key, (void)keylen, (void)arg;
+	return jscan_value(s, CTX_ANY, NULL);
 }
 
 /* The array at s->p replaced in the text by the number of the block that follows. */
@@ -402,11 +401,10 @@ static int jscan_cut(struct jscan *s)
 /* The thread plan: its length is all the reader uses ('P', u32 length). */
 static int jscan_plan(struct jscan *s)
 {
-	struct jscan_generic g = {.keys = true};
 	size_t n;
 	int rc = jscan_cut(s);
 	if (rc == 0)
-		rc = jscan_members(s, false, jscan_generic_member, &g, &n);
+		rc = jscan_members(s, false, jscan_generic_member, NULL, &n);
 	if (rc == 0)
 		rc = jscan_put_u8(&s->blocks, 'P');
 	if (rc == 0)
@@ -462,43 +460,35 @@ static int jscan_buckets(struct jscan *s)
 	return rc;
 }
 
-/* A member of one thread's object: the fields the reader takes kept, every key compared. */
-struct jscan_thread_obj {
-	struct jscan_keys ks;
-	struct jscan_thread *t;
-};
-
+/* A member of one thread's object: the fields the reader takes kept. */
 static int jscan_thread_member(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
 {
-	struct jscan_thread_obj *o = arg;
+	struct jscan_thread *t = arg;
 	(void)i;
-	if (jscan_new_key(&o->ks, key, keylen) != 0)
-		return -EINVAL;
 	for (int f = 0; f < 8; f++)
 		if (jscan_thread_keys[f].len == keylen && key[0] == jscan_thread_keys[f].name[0] &&
 		    memcmp(jscan_thread_keys[f].name, key, keylen) == 0)
-			return jscan_value(s, CTX_ANY, true, &o->t->f[f]);
-	return jscan_value(s, CTX_ANY, true, NULL);
+			return jscan_value(s, CTX_ANY, &t->f[f]);
+	return jscan_value(s, CTX_ANY, NULL);
 }
 
 static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
 {
-	struct jscan_thread_obj o;
+	struct jscan_thread *t;
 	(void)i, (void)key, (void)keylen, (void)arg;
-	o.ks.n = 0;
 	if (s->p >= s->e || *s->p != '{')
 		return -EINVAL;
 	if (s->nth == s->capth) {
 		size_t cap = s->capth ? s->capth * 2 : 256;
-		struct jscan_thread *t = realloc(s->th, cap * sizeof(*t));
-		if (!t)
+		struct jscan_thread *more = realloc(s->th, cap * sizeof(*more));
+		if (!more)
 			return -ENOMEM;
-		s->th = t;
+		s->th = more;
 		s->capth = cap;
 	}
-	o.t = &s->th[s->nth++];
-	memset(o.t, 0, sizeof(*o.t));
-	return jscan_members(s, true, jscan_thread_member, &o, NULL);
+	t = &s->th[s->nth++];
+	memset(t, 0, sizeof(*t));
+	return jscan_members(s, true, jscan_thread_member, t, NULL);
 }
 
 static bool jscan_number_ok(const struct jscan_val *v, double lo, double hi)
@@ -672,17 +662,17 @@ static int jscan_path_member(struct jscan *s, size_t i, const char *key, size_t 
 	if (ctx == CTX_ROOT && JSCAN_KEY("threads"))
 		return jscan_plan(s);
 	if (ctx == CTX_ROOT && JSCAN_KEY("tests"))
-		return jscan_value(s, CTX_TESTS, false, NULL);
+		return jscan_value(s, CTX_TESTS, NULL);
 	if (ctx == CTX_TEST && JSCAN_KEY("parts"))
-		return jscan_value(s, CTX_PARTS, false, NULL);
+		return jscan_value(s, CTX_PARTS, NULL);
 	if (ctx == CTX_PART && JSCAN_KEY("per_thread"))
 		return jscan_threads(s);
 	if (ctx == CTX_PART && JSCAN_KEY("latency_hist"))
-		return jscan_value(s, CTX_HIST, false, NULL);
+		return jscan_value(s, CTX_HIST, NULL);
 	if (ctx == CTX_HIST && JSCAN_KEY("buckets"))
 		return jscan_buckets(s);
 #undef JSCAN_KEY
-	return jscan_value(s, CTX_ANY, false, NULL);
+	return jscan_value(s, CTX_ANY, NULL);
 }
 
 /* An element of the tests or of a test's parts. */
@@ -690,22 +680,18 @@ static int jscan_path_element(struct jscan *s, size_t i, const char *key, size_t
 {
 	enum jscan_ctx ctx = *(enum jscan_ctx *)arg == CTX_TESTS ? CTX_TEST : CTX_PART;
 	(void)i, (void)key, (void)keylen;
-	return jscan_value(s, ctx, false, NULL);
+	return jscan_value(s, ctx, NULL);
 }
 
 /*
- * The value at s->p (after white space); keys: compare the keys of its objects; v: its type
- * and value (a scalar's), or NULL.
+ * The value at s->p (after white space); v: its type and value (a scalar's), or NULL.
  */
-static int jscan_generic(struct jscan *s, bool keyed, bool keys)
+static int jscan_generic(struct jscan *s, bool keyed)
 {
-	struct jscan_generic g; /* only the count set: a value is scanned for every number */
-	g.keys = keys;
-	g.ks.n = 0;
-	return jscan_members(s, keyed, jscan_generic_member, &g, NULL);
+	return jscan_members(s, keyed, jscan_generic_member, NULL, NULL);
 }
 
-static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct jscan_val *v)
+static int jscan_value(struct jscan *s, enum jscan_ctx ctx, struct jscan_val *v)
 {
 	if (s->p >= s->e)
 		return -EINVAL;
@@ -715,11 +701,11 @@ static int jscan_value(struct jscan *s, enum jscan_ctx ctx, bool keys, struct js
 	case '{':
 		if (ctx == CTX_ROOT || ctx == CTX_TEST || ctx == CTX_PART || ctx == CTX_HIST)
 			return jscan_members(s, true, jscan_path_member, &ctx, NULL);
-		return jscan_generic(s, true, keys);
+		return jscan_generic(s, true);
 	case '[':
 		if (ctx == CTX_TESTS || ctx == CTX_PARTS)
 			return jscan_members(s, false, jscan_path_element, &ctx, NULL);
-		return jscan_generic(s, false, keys);
+		return jscan_generic(s, false);
 	case '"': {
 		const char *str;
 		size_t len;
@@ -747,7 +733,7 @@ int jscan_summary(const char *text, size_t len, unsigned top, struct jscan_buf *
 		rc = -EINVAL;
 		goto out;
 	}
-	rc = jscan_value(&s, CTX_ROOT, false, NULL);
+	rc = jscan_value(&s, CTX_ROOT, NULL);
 	jscan_ws(&s);
 	if (rc == 0 && s.p != s.e)
 		rc = -EINVAL;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* The record's first bytes, and what stagebench-scan prints first (the format's version). */
-#define JSCAN_MAGIC "SBSCAN1\n"
+#define JSCAN_MAGIC "SBSCAN2\n"
 
 /* A growing byte buffer; zeroed it is empty, jscan_buf_free releases it. */
 struct jscan_buf {
@@ -31,7 +31,8 @@ void jscan_buf_free(struct jscan_buf *b);
  * per_thread block keeps. 0; -EINVAL when the text is declined (out as it was): anything the
  * collector's checks would look at more closely than this door does (a backslash, a byte
  * outside ASCII, a thread with an error, a value of unusual type or size, invalid JSON, a
- * repeated key inside a taken array); -ENOMEM.
+ * repeated key in any object, an object of more than 128 keys); -ENOMEM. The text handed on
+ * holds no repeated key: the collector parses it without looking for one (SBSCAN2).
  */
 int jscan_summary(const char *text, size_t len, unsigned top, struct jscan_buf *out);
 

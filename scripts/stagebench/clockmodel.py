@@ -132,6 +132,14 @@ def check_measurements(m):
 
 
 def _entry_bad(e):
+    if type(e) is dict:
+        # the launcher's own entries, without a call a field: floats in range (a NaN or an
+        # infinity compares false), measured_at absent or a finite float
+        o, u, at = e.get("offset_s"), e.get("uncertainty_s"), e.get("measured_at")
+        if type(o) is float and type(u) is float and -MAX_OFFSET_S <= o <= MAX_OFFSET_S and \
+                0 <= u <= MAX_OFFSET_S and (at is None or (type(at) is float and
+                                                          math.isfinite(at))):
+            return None
     if not isinstance(e, dict):
         return "not an object"
     for k in ("offset_s", "uncertainty_s"):

@@ -253,6 +253,11 @@ def safe_text(text):
     so that nothing read from a node or a file can drive the terminal it is printed on."""
     if not isinstance(text, str):
         text = str(text)
+    # a printable text holds none of them (every one is a control character, none printable);
+    # a long one with lines (a whole report) is checked without them, in C, as well
+    if text.isprintable() or (len(text) > 4096 and
+                              text.replace("\n", "").replace("\t", "").isprintable()):
+        return text
     return _CONTROL_RE.sub(lambda m: "\\x%02x" % ord(m.group(0)), text)
 
 

@@ -56,21 +56,36 @@ def nodeset_fold(names):
                 int(digits))
         else:
             rest.append(name)
+    if not rest and len(by_prefix) == 1:
+        (prefix, widths), = by_prefix.items()
+        if len(widths) == 1:
+            # one prefix, one width: the runs are ClusterShell's own text (n[1-3,5], n5),
+            # without a parse of thousands of runs and a print of them
+            (width, numbers), = widths.items()
+            runs = _runs(width, numbers)
+            return prefix + (runs[0] if len(numbers) == 1 else "[%s]" % ",".join(runs))
     patterns = []
     for prefix, widths in by_prefix.items():
         runs = []
         for width, numbers in widths.items():
-            numbers = sorted(numbers)
-            first = prev = numbers[0]
-            for n in numbers[1:] + [None]:
-                if n is not None and n == prev + 1:
-                    prev = n
-                    continue
-                runs.append("%0*d" % (width, first) if first == prev else
-                            "%0*d-%0*d" % (width, first, width, prev))
-                first = prev = n
+            runs += _runs(width, numbers)
         patterns.append("%s[%s]" % (prefix, ",".join(runs)))
     return str(NodeSet.fromlist(patterns + rest, resolver=RESOLVER_NOGROUP))
+
+
+def _runs(width, numbers):
+    """The runs of a set of numbers of one width, in order: ['001-003', '005']."""
+    numbers = sorted(numbers)
+    runs = []
+    first = prev = numbers[0]
+    for n in numbers[1:] + [None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        runs.append("%0*d" % (width, first) if first == prev else
+                    "%0*d-%0*d" % (width, first, width, prev))
+        first = prev = n
+    return runs
 
 
 def _config_lines(path, what):

@@ -64,7 +64,7 @@ class _Run:
         self.expected, self.expected_from = _expected(c, self.m, expect)
         self.expected_set = set(self.expected)
         self.seen = set(c.nodes)
-        self.allnodes = sorted(self.expected_set | self.seen, key=common.natural_key)
+        self.allnodes = common.natural_sorted(self.expected_set | self.seen)
         self.servers = _servers(c, self.m, self.allnodes)
         self.top = top
         self.clocks = verdict.clocks(c.manifest, list(c.nodes), c.groups)
@@ -84,7 +84,7 @@ def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=Fals
     for (test, _rep, _part), errs in c.test_errors.items():
         if test is None:
             failed_nodes.update(errs)
-    unsynced = sorted([n for n, f in c.nodes.items() if not f.ntp], key=common.natural_key)
+    unsynced = common.natural_sorted([n for n, f in c.nodes.items() if not f.ntp])
     regressions = compare_baseline(parts, baseline, tolerance) if baseline is not None else []
     verdicts = [p.start.verdict for p in parts if p.start.why != verdict.NO_RELEASE]
     start_verdict = None if not verdicts else "NOT held" if "NOT held" in verdicts \
@@ -101,9 +101,9 @@ def build(c, expect=None, top=5, baseline=None, tolerance=0.15, require_ntp=Fals
         nodes=NodeCounts(
             expected=len(run.expected_set), expected_from=run.expected_from,
             expected_set=nodeset_fold(run.expected) if run.expected else "",
-            seen=len(run.seen), failed=sorted(failed_nodes, key=common.natural_key),
-            missing=sorted(missing_nodes - failed_nodes, key=common.natural_key),
-            unexpected=sorted(run.seen - run.expected_set, key=common.natural_key)),
+            seen=len(run.seen), failed=common.natural_sorted(failed_nodes),
+            missing=common.natural_sorted(missing_nodes - failed_nodes),
+            unexpected=common.natural_sorted(run.seen - run.expected_set)),
         servers=_server_list(m, run.allnodes, run.servers),
         clock=_clock_out(run, parts, unsynced, start_verdict),
         warnings=_fold_warnings(c.warnings),
@@ -176,7 +176,7 @@ def _server_list(m, allnodes, servers):
         by_server.setdefault(servers[n], []).append(n)
     return [ServerEntry(server=s, nodes=nodeset_fold(by_server[s]), count=len(by_server[s]),
                         preparer=preparers.get(s))
-            for s in sorted(by_server, key=common.natural_key)]
+            for s in common.natural_sorted(by_server)]
 
 
 def _test_add(tests, pr):
@@ -218,7 +218,7 @@ def _offsets_out(run, parts):
                    method=clock.get("method") if clock else None,
                    samples=clock.get("samples") if clock else None,
                    measurements=cl.count,
-                   nodes={n: offsets[n] for n in sorted(offsets, key=common.natural_key)},
+                   nodes={n: offsets[n] for n in common.natural_sorted(offsets)},
                    unknown={n: cl.unknown[n] for n in sorted(cl.unknown,
                                                              key=common.natural_key)},
                    steps=verdict.clock_steps(cl, parts),
@@ -296,7 +296,7 @@ def _part_report(run, g):
         first_pass=_first_pass(g, ok), latency_s=Latency(**latency) if latency else None,
         latency_not_merged=g.hist.skipped, thread_time_median_s=tmed, start_spread_s=spread,
         start_synchronized={"held": True, "NOT held": False}.get(start.verdict),
-        late=sorted([n for n in ok if g.entries[n].late], key=common.natural_key),
+        late=common.natural_sorted([n for n in ok if g.entries[n].late]),
         slowest=_slowest_nodes(g, judged, med, first_rel, run.servers, run.top),
         slowest_threads=_slowest_threads(g, tmed, run.top),
         servers=_part_servers(g, ok, run.servers), failed=failed, missing=missing, start=start)
@@ -386,7 +386,7 @@ def _part_servers(g, ok, servers):
     for n in ok:
         per_server.setdefault(servers.get(n, "?"), []).append(n)
     srv = []
-    for s in sorted(per_server, key=common.natural_key):
+    for s in common.natural_sorted(per_server):
         ns = per_server[s]
         st = sorted(g.entries[n].node_time_s for n in ns)
         sb = sum(g.entries[n].bytes for n in ns)
@@ -522,7 +522,7 @@ def compare_baseline(parts, baseline, tolerance):
             out.append(Regression(part=part, node=None, baseline_s=bc, now_s=cc,
                                   slower_by=cc / bc - 1.0))
         bn = base.get("nodes") if isinstance(base.get("nodes"), dict) else {}
-        for n in sorted(cur["nodes"], key=common.natural_key):
+        for n in common.natural_sorted(cur["nodes"]):
             b = bn.get(n)
             v = _median(cur["nodes"][n])
             if isinstance(b, (int, float)) and b > 0 and v > b * (1.0 + tolerance):

@@ -8,6 +8,7 @@ A node's own clock cannot tell it that it is wrong, so a node's instants are jud
 through an offset measured against the launch host: where none was measured (no launcher
 manifest), the verdict is "cannot tell", never "held", whatever the node's NTP flag says.
 """
+import heapq
 import shlex
 import statistics
 
@@ -99,8 +100,8 @@ def _cross(rows, pick_hi, pick_lo):
     node, so a node against itself is its own spread, counted apart)."""
     if len(rows) < 2:
         return None
-    his = sorted(((pick_hi(r), r["node"]) for r in rows), reverse=True)[:2]
-    los = sorted((pick_lo(r), r["node"]) for r in rows)[:2]
+    his = heapq.nlargest(2, ((pick_hi(r), r["node"]) for r in rows))
+    los = heapq.nsmallest(2, ((pick_lo(r), r["node"]) for r in rows))
     best = None
     for h, hn in his:
         for lo, ln in los:
@@ -138,7 +139,7 @@ def _rows(entries, estimates, limit, out, start_at):
     the earliest true one; the nodes without an offset, and those of node/1 (no integer
     instants); and the reference instant (the launch host's T on that scale, or None)."""
     rows, no_offset, old = [], [], []
-    for n in sorted(entries, key=common.natural_key):
+    for n in common.natural_sorted(entries):
         rr = _release_range(entries[n])
         if rr is None:
             continue
@@ -442,7 +443,7 @@ def server_drop(manifest, parts):
 
 
 def _names(nodes, limit=8):
-    nodes = sorted(set(nodes), key=common.natural_key)
+    nodes = common.natural_sorted(set(nodes))
     return ", ".join(nodes[:limit]) + (" and %d more" % (len(nodes) - limit)
                                        if len(nodes) > limit else "")
 
@@ -592,7 +593,7 @@ def _cores_rule(facts):
     core of the System."""
     name = "one job per core on every node"
     few, restricted, unknown = [], [], []
-    for n in sorted(facts, key=common.natural_key):
+    for n in common.natural_sorted(facts):
         cores = facts[n].cores
         if not cores:
             unknown.append(n)
@@ -630,8 +631,8 @@ def _arithmetic_rule(parts):
 
 
 def _trouble_rule(parts, interrupted):
-    late = sorted({n for p in parts for n in p.late}, key=common.natural_key)
-    failed = sorted({f.node for p in parts for f in p.failed}, key=common.natural_key)
+    late = common.natural_sorted({n for p in parts for n in p.late})
+    failed = common.natural_sorted({f.node for p in parts for f in p.failed})
     interrupted = interrupted or any(f.status == "interrupted" for p in parts
                                      for f in p.failed)
     probs = (["late: " + _names(late)] if late else []) + \
@@ -645,7 +646,7 @@ def _cache_rule(parts):
     name = "caches cold as expected"
     warm = sorted({"%s (%s rep %d)" % (n, p.part, p.repetition) for p in parts
                    for n in p.residency.warm_nodes})
-    unknown = sorted({n for p in parts for n in p.residency.unknown}, key=common.natural_key)
+    unknown = common.natural_sorted({n for p in parts for n in p.residency.unknown})
     if warm:
         return Rule(rule=name, ok=False,
                     evidence="read from their own cache: %s" % ", ".join(warm[:8]))

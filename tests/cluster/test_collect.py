@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import tempfile
 import unittest
@@ -101,12 +102,19 @@ class Report(Case):
             self.assertEqual(p["bytes"], sum(x["bytes"] for x in parts))
             self.assertEqual(p["threads"], sum(len(x["per_thread"]) for x in parts))
             times = sorted(x["node_time_s"] for x in parts)
+            # the three nodes share this machine's page cache: one that found the replica in
+            # it is "warm", left out of the median and of the slowest (report.py)
+            warm = set(p["residency"]["warm_nodes"])
+            judged = sorted(x["node_time_s"] for n, s in summaries.items() if n not in warm
+                            for t in s["tests"] for x in t["parts"] if x["part"] == p["part"])
             self.assertEqual(p["cluster_time_s"], times[-1])
-            self.assertEqual(p["node_time_s"], {"min": times[0], "median": times[1],
+            self.assertEqual(p["node_time_s"], {"min": times[0],
+                                                "median": statistics.median(judged),
                                                 "max": times[2]})
             self.assertAlmostEqual(p["bandwidth_Bps"], p["bytes"] / times[-1])
-            self.assertEqual(p["slowest"][0]["node_time_s"], times[-1])
-            self.assertAlmostEqual(p["slowest"][0]["deviation"], times[-1] / times[1] - 1)
+            self.assertEqual(p["slowest"][0]["node_time_s"], judged[-1])
+            self.assertAlmostEqual(p["slowest"][0]["deviation"],
+                                   judged[-1] / statistics.median(judged) - 1)
             rels = [th["release_at"] for x in parts for th in x["per_thread"]]
             self.assertAlmostEqual(p["start_spread_s"], max(rels) - min(rels), places=9)
             # no launcher manifest and clocks that NTP does not bound: the nodes' offsets are
@@ -660,6 +668,14 @@ class NodeSets(unittest.TestCase):
                 d = str(v) if rnd.random() < 0.5 else "%0*d" % (rnd.randint(0, 4), v)
                 names.append(rnd.choice(prefixes) + d + (
                     "" if rnd.random() < 0.9 else rnd.choice(("a", "-b", ".x1"))))
+            want = str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
+            self.assertEqual(N.nodeset_fold(names), want, names)
+        # one prefix and one width (folded without ClusterShell): 0 or 1 to many numbers
+        for _ in range(500):
+            prefix, width = rnd.choice(prefixes[:5]), rnd.randint(1, 4)
+            names = ["%s%0*d" % (prefix, width, v) for v in
+                     rnd.sample(range(10 ** (width - 1) if width > 1 and rnd.random() < 0.3
+                                      else 0, 10 ** width), rnd.randint(1, min(30, width * 9)))]
             want = str(NodeSet.fromlist(names, resolver=RESOLVER_NOGROUP))
             self.assertEqual(N.nodeset_fold(names), want, names)
         many = ["node%06d" % i for i in range(1, 20001) if i % 97]

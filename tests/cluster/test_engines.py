@@ -362,6 +362,21 @@ class Files(ct.TempDirCase):
     def test_safe_text(self):
         from stagebench.common import safe_text
         self.assertEqual(safe_text("a\x1b]0;t\x07b\tc\n\x9b"), "a\\x1b]0;t\\x07b\tc\n\\x9b")
+        # short and long texts (a long one is first checked whole, its lines joined) of
+        # printable, control and other unprintable characters: what the regex alone makes
+        import random
+        import re
+        rnd = random.Random(11)
+        control = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+        alphabets = ("ab \t\n\x00\x1b\x7f\x85\x9f\xa0\xe9\u2028\u200b\U0001f600",
+                     "ab \t\n\xa0\xe9\U0001f600", "ab \t\n\xa0\u2028\u200b")
+        for _ in range(600):
+            n = rnd.choice((rnd.randint(0, 40), rnd.randint(4000, 6000)))
+            alphabet = rnd.choice(alphabets)
+            text = "".join(rnd.choice(alphabet) if rnd.random() < 0.02 else "x"
+                           for _ in range(n))
+            self.assertEqual(safe_text(text), control.sub(
+                lambda m: "\\x%02x" % ord(m.group(0)), text), repr(text[:80]))
 
 
 class MissingClusterShell(ct.TempDirCase):

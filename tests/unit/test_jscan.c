@@ -2,10 +2,12 @@
 /*
  * Unit test of util/jscan: the texts the fast door declines (each one the collector must read
  * itself: not JSON, an escape, a byte outside ASCII, a thread with an error or a value of an
- * unusual type or range, a repeated key inside a taken array), the ones it takes, and one
+ * unusual type or range, a repeated key in any object, an object of over 128 keys), the ones it
+ * takes, and one
  * record read back field by field: the text handed on and each block's figures.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -32,8 +34,14 @@ static const struct jscan_case jscan_cases[] = {
     {TH(""), 0},
     {"{\"threads\":[{\"index\":0},{\"index\":1}]}", 0},
     {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[[1,2],[3,4]]}}]}]}", 0},
-    /* a repeated key outside the taken arrays is the collector's parse to refuse */
-    {"{\"a\":1,\"a\":2}", 0},
+    /* a repeated key anywhere: the text handed on has none (the collector parses it as is) */
+    {"{\"a\":1,\"a\":2}", -EINVAL},
+    {"{\"a\":1,\"b\":{\"c\":1,\"d\":[{\"e\":1,\"e\":1}]}}", -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"part\":\"2a\",\"part\":\"2b\"}]}]}", -EINVAL},
+    {"{\"tests\":[{\"test\":\"2\",\"parts\":[],\"test\":\"1a\"}]}", -EINVAL},
+    {"{\"tests\":[],\"tests\":[]}", -EINVAL},
+    {"{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":[],\"buckets\":[]}}]}]}", -EINVAL},
+    {"{\"ab\":1,\"ba\":2,\"a\":3,\"b\":4}", 0},
     /* not JSON */
     {"", -EINVAL},
     {"[]", -EINVAL},
@@ -92,6 +100,27 @@ static void test_cases(void)
 		int rc = jscan_summary(c->text, strlen(c->text), 5, &out);
 		CHECK_MSG(rc == c->rc, "case %zu (%s): %d, expected %d", i, c->text, rc, c->rc);
 		CHECK_MSG(rc == 0 ? out.len > 0 && out.p[0] == 'D' : out.len == 0, "case %zu", i);
+		jscan_buf_free(&out);
+	}
+}
+
+/* An object of n distinct keys ("k0" ... ) nested in a generic member: taken up to 128 keys. */
+static void test_many_keys(void)
+{
+	for (int n = 127; n <= 129; n++) {
+		struct jscan_buf text = {0}, out = {0};
+		char key[32];
+		int rc;
+
+		CHECK(jscan_buf_put(&text, "{\"x\":{", 6) == 0);
+		for (int k = 0; k < n; k++) {
+			int len = snprintf(key, sizeof(key), "%s\"k%d\":%d", k ? "," : "", k, k);
+			CHECK(jscan_buf_put(&text, key, (size_t)len) == 0);
+		}
+		CHECK(jscan_buf_put(&text, "}}", 2) == 0);
+		rc = jscan_summary((const char *)text.p, text.len, 5, &out);
+		CHECK_MSG(rc == (n <= 128 ? 0 : -EINVAL), "%d keys: %d", n, rc);
+		jscan_buf_free(&text);
 		jscan_buf_free(&out);
 	}
 }
@@ -228,5 +257,6 @@ int main(void)
 	test_cases();
 	test_record();
 	test_sums_and_ties();
+	test_many_keys();
 	return check_done();
 }
