@@ -281,13 +281,23 @@ struct jscan_keys {
 	const char *k[JSCAN_MAX_KEYS];
 	size_t len[JSCAN_MAX_KEYS];
 	int n;
+	uint64_t hashes[4]; /* a bit a key's hash: a key whose bit is clear is new, unsearched */
 };
 
 static int jscan_new_key(struct jscan_keys *ks, const char *k, size_t len)
 {
-	for (int i = 0; i < ks->n; i++)
-		if (ks->len[i] == len && ks->k[i][0] == k[0] && memcmp(ks->k[i], k, len) == 0)
-			return -EINVAL;
+	unsigned h =
+	    len ? ((unsigned)len * 31u + (unsigned char)k[0] * 7u + (unsigned char)k[len - 1]) &
+		      255u
+		: 0u;
+	uint64_t bit = UINT64_C(1) << (h & 63u);
+
+	if (ks->hashes[h >> 6] & bit) {
+		for (int i = 0; i < ks->n; i++)
+			if (ks->len[i] == len && memcmp(ks->k[i], k, len) == 0)
+				return -EINVAL;
+	}
+	ks->hashes[h >> 6] |= bit;
 	if (ks->n == JSCAN_MAX_KEYS)
 		return -EINVAL;
 	ks->k[ks->n] = k;
@@ -320,6 +330,7 @@ static int jscan_members(struct jscan *s, bool keyed, jscan_member_fn one, void 
 	int rc;
 
 	ks.n = 0;
+	memset(ks.hashes, 0, sizeof(ks.hashes));
 	if (++s->depth > JSCAN_MAX_DEPTH)
 		return -EINVAL;
 	s->p++;

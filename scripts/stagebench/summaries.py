@@ -124,6 +124,19 @@ def _loads(text, kw):
 
 # An integer of more than MAX_INT_DIGITS digits, found in the text before it is parsed.
 _LONG_INT = re.compile(r"[:\[,]\s*-?(\d{%d,})" % (MAX_INT_DIGITS + 1))
+# Each ASCII digit as "0", every other byte as " ".
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+
+
+def _long_int(data, text):
+    """_LONG_INT.search(text) (data: the text's bytes). An ASCII text without a run of more
+    than MAX_INT_DIGITS digits anywhere holds no such integer: that is looked for in C, a
+    fifth of the regex's time on a manifest of 100,000 nodes, and the regex runs only where
+    a run is found (or a byte outside ASCII could be a digit to it)."""
+    if data.isascii() and \
+            data.translate(_DIGITS_AS_ZERO).find(b"0" * (MAX_INT_DIGITS + 1)) < 0:
+        return None
+    return _LONG_INT.search(text)
 
 
 def _constant(name):
@@ -180,8 +193,8 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True):
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Bad("not UTF-8 text (byte %d)" % e.start)
+    m = _long_int(data, text) if strict else None
     del data
-    m = _LONG_INT.search(text) if strict else None
     if m:
         raise Bad("an integer of %d digits is out of range" % len(m.group(1)))
     kw = {"parse_constant": _constant}
@@ -338,11 +351,15 @@ def _field(obj, key, where, required):
 
 
 def _num(obj, key, where, required=True, lo=None, hi=None):
-    v = _field(obj, key, where, required)
-    if v is _MISSING:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
-            (isinstance(v, float) and not math.isfinite(v)):
+    # _field's work inline (a call less, for the thirty numbers of a summary)
+    v = obj.get(key, _MISSING) if type(obj) is dict else _field(obj, key, where, required)
+    if v is _MISSING or v is None:
+        if required:
+            v = _field(obj, key, where, required)  # Bad: missing, or None is not a number
+        else:
+            return None
+    t = type(v)
+    if not (t is int or (t is float and math.isfinite(v))):
         raise Bad("field %s%s is not a number" % (where, key))
     if lo is not None and v < lo:
         raise Bad("field %s%s is negative" % (where, key))
@@ -361,9 +378,12 @@ def _int(obj, key, where, required=True):
 
 def _typed(obj, key, where, required, kind, what):
     """The field of type kind, None when missing and not required; Bad saying what it is not."""
-    v = _field(obj, key, where, required)
-    if v is _MISSING:
-        return None
+    v = obj.get(key, _MISSING) if type(obj) is dict else _field(obj, key, where, required)
+    if v is _MISSING or v is None:
+        if required:
+            v = _field(obj, key, where, required)  # Bad when missing; None is not of kind
+        else:
+            return None
     if not isinstance(v, kind):
         raise Bad("field %s%s is not %s" % (where, key, what))
     return v

@@ -629,6 +629,34 @@ class NodeSets(unittest.TestCase):
             self.assertEqual(L.natural_sorted(names, shorter_first=True),
                              sorted(names, key=lambda n: (len(n), L.natural_key(n))), names)
 
+    def test_generation_reuse(self):
+        # a generation read in two repetitions of a test on a node is named, in node and
+        # repetition order; one repetition, or a test not asked about, names nothing
+        from stagebench import verdict
+        gens = {("n2", "1a"): {1: {7}, 2: {8}, 3: {7, None}},
+                ("n1", "1a"): {2: {5}, 1: {5}},
+                ("n3", "1a"): {1: {9}},
+                ("n1", "2"): {1: {4}, 2: {4}},
+                ("n4", "1b"): {1: {None}, 2: {None}}}
+        self.assertEqual(verdict._generation_reuse(gens, {"1a", "1b"}),
+                         ["n1 test 1a rep 2 reused rep 1's replica",
+                          "n2 test 1a rep 3 reused rep 1's replica"])
+        self.assertEqual(verdict._generation_reuse(gens, {"2"}),
+                         ["n1 test 2 rep 2 reused rep 1's replica"])
+
+    def test_long_int_is_the_regex(self):
+        # the door's search for an integer over 20 digits finds what the regex finds, on
+        # texts of digits, separators, strings and a digit outside ASCII
+        from stagebench import summaries as S
+        rnd = random.Random(3)
+        marks = '0123456789:[, -"a\u0663'
+        for _ in range(20000):
+            text = "".join(rnd.choice(marks) if rnd.random() < 0.3 else rnd.choice("0123456789")
+                           for _ in range(rnd.randint(0, 60)))
+            want = S._LONG_INT.search(text)
+            got = S._long_int(text.encode("utf-8"), text)
+            self.assertEqual(got and got.group(0), want and want.group(0), text)
+
     def test_dumps_indented_is_jsons(self):
         # the report's JSON writer is json.dumps(indent=...) byte for byte, on random values
         # with every scalar json treats apart (NaN, inf, -0.0, big ints, non-str keys,
