@@ -518,6 +518,10 @@ class TaskRound:
         return safe_text("%s: %s" % (type(self.error).__name__, self.error))
 
 
+# Where a gateway's log is not written (see ClushEngine): a file, so no path under it opens.
+GATEWAY_NO_LOG_DIR = "/dev/null"
+
+
 class ClushEngine(Engine):
     tool = "clush"
     package = "clustershell"
@@ -539,6 +543,11 @@ class ClushEngine(Engine):
             self.gateway_python = os.environ.get("CLUSTERSHELL_GW_PYTHON_EXECUTABLE") or \
                 sys.executable or "python3"
             os.environ["CLUSTERSHELL_GW_PYTHON_EXECUTABLE"] = self.gateway_python
+            # a gateway logs to CLUSTERSHELL_GW_LOG_DIR/HOST.gw.log, by default /tmp: a name
+            # anyone can make a link at first, opened by root through it on a shared gateway.
+            # Unless the site names a directory, the log's path is under /dev/null, which
+            # ClusterShell cannot open and then does without (its errors go to stderr)
+            os.environ.setdefault("CLUSTERSHELL_GW_LOG_DIR", GATEWAY_NO_LOG_DIR)
         self.info = {}
         if not exec_mode:  # clush.conf's settings, then the --launcher-option ones
             self.info = clush_conf_info()

@@ -38,8 +38,11 @@ class Tree(ct.TempDirCase):
         # every gateway's Python (ClusterShell's gateway, and the clock relay), noting what
         # it ran: the rounds did go through the gateways
         self.gwlog = self.path("gateways.log")
+        self.gwlogdir = self.path("gateways-logdir.log")
         self.gwpython = self.wrapper("gwpython", "/usr/bin/python3",
-                                     'echo "$STAGEBENCH_NODE $1" >> %s' % self.gwlog)
+                                     'echo "$STAGEBENCH_NODE $1" >> %s; echo '
+                                     '"$1 ${CLUSTERSHELL_GW_LOG_DIR-unset}" >> %s'
+                                     % (self.gwlog, self.gwlogdir))
 
     def wrapper(self, name, target, line="", faked=None):
         """An executable that runs target, after line, under libfaketime at faked[0] seconds
@@ -104,8 +107,24 @@ class Tree(ct.TempDirCase):
         next to every part through the gateway that measured it, within a millisecond or so
         here; the start is held, judged from those offsets; the launcher made connections to
         the two gateways only for the clock."""
+        # ClusterShell's gateway logs to /tmp/HOST.gw.log by default: a name another user of
+        # a shared gateway can make a link at, written through by root; the launcher points
+        # the log where it cannot be opened (a site may name a directory)
+        default_log = "/tmp/%s.gw.log" % self.host
+
+        def log_state():
+            try:
+                st = os.lstat(default_log)
+                return (st.st_ino, st.st_size, st.st_mtime_ns)
+            except FileNotFoundError:
+                return None
+        before = log_state()
         p = self.launch("HOST: gw[1-2]\ngw[1-2]: node[1-4]\n", "two", tests=("null", "1a"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(log_state(), before, default_log)
+        with open(self.gwlogdir) as f:
+            self.assertEqual({line for line in f.read().splitlines() if line.startswith("-m ")},
+                             {"-m /dev/null"})
         self.assertIn("clock offsets before the first part (relay, 8 samples a node): 4 nodes "
                       "measured", p.stderr)
         self.assertEqual(self.man["clock"]["method"], "relay")
