@@ -2,7 +2,7 @@
 """The cluster tools must run on RHEL 8's Python 3.6: every module of scripts/ parses as
 Python 3.6 (ast feature_version) and uses none of the 3.7+ idioms that still parse there
 (dataclasses, `from __future__ import annotations`, subprocess's capture_output= and text=,
-f-string `=`, positional-only parameters, the walrus)."""
+f-string `=`, positional-only parameters, the walrus, methods such as str.isascii)."""
 import ast
 import glob
 import io
@@ -19,6 +19,11 @@ SOURCE = None
 BINARY = None
 
 _FSTRING_EQ = re.compile(r"\{[^{}!:=<>]*[^{}!:=<>\s]\s*=\s*(![rsa])?(:[^{}]*)?\}")
+# Methods and functions of later Pythons, by the attribute name they are reached by.
+_LATER_ATTRS = {"isascii": "3.7", "time_ns": "3.7", "monotonic_ns": "3.7",
+                "perf_counter_ns": "3.7", "process_time_ns": "3.7", "nullcontext": "3.7",
+                "fromisoformat": "3.7", "isqrt": "3.8", "cached_property": "3.8",
+                "removeprefix": "3.9", "removesuffix": "3.9", "bit_count": "3.10"}
 
 
 def problems(src, name):
@@ -43,6 +48,8 @@ def problems(src, name):
         elif isinstance(n, ast.Call) and any(k.arg in ("capture_output", "text")
                                              for k in n.keywords):
             out.append("%s:%d: capture_output= or text= (subprocess, 3.7)" % (name, line))
+        elif isinstance(n, ast.Attribute) and n.attr in _LATER_ATTRS:
+            out.append("%s:%d: .%s (Python %s)" % (name, line, n.attr, _LATER_ATTRS[n.attr]))
     for tok in tokenize.generate_tokens(io.StringIO(src).readline):
         if tok.type == tokenize.STRING and re.match(r"^[rRbB]*[fF]", tok.string) and \
                 _FSTRING_EQ.search(tok.string):
@@ -80,6 +87,9 @@ class Python36(unittest.TestCase):
             "subprocess.run(['x'], text=True)\n": "capture_output",
             "x = 1\ny = f'{x=}'\n": "f-string",
             "x = 1\ny = f'{x = !r:>4}'\n": "f-string",
+            "ok = b'x'.isascii()\n": ".isascii (Python 3.7)",
+            "t = time.monotonic_ns()\n": ".monotonic_ns (Python 3.7)",
+            "s = 'ab'.removeprefix('a')\n": ".removeprefix (Python 3.9)",
         }
         for src, what in cases.items():
             with self.subTest(src=src):
