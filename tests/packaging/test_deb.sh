@@ -116,7 +116,10 @@ clean stagebench-sim --nodes 2 --servers 1 --dir "$work/sim" --results "$work/re
 find "$work/results/deb" -maxdepth 1 -name 'node*.json' -print0 >"$work/summaries"
 [ -s "$work/summaries" ] || fail "stagebench-sim wrote no node summary"
 clean /usr/libexec/stagebench/stagebench-scan <"$work/summaries" >"$work/scan.out" || fail "stagebench-scan exited $?"
-[ "$(head -c 9 "$work/scan.out")" = "$(printf 'SBSCAN1\nD')" ] || fail "stagebench-scan declined a summary of the sim"
+# its record format's first line, as util/jscan.h defines it (SBSCAN2), then a taken summary
+magic=$(sed -n 's/^#define JSCAN_MAGIC "\(SBSCAN[0-9]*\)\\n"$/\1/p' "$top/util/jscan.h")
+[ -n "$magic" ] || fail "no JSCAN_MAGIC in util/jscan.h"
+[ "$(head -c 9 "$work/scan.out")" = "$(printf '%s\nD' "$magic")" ] || fail "stagebench-scan declined a summary of the sim"
 clean man -P cat stagebench 2>/dev/null | grep -q 'I/O benchmarks of a node' || fail "man stagebench"
 clean man -P cat stagebench-cron 2>/dev/null | grep -q -- '--results' || fail "man stagebench-cron"
 # the paths the installed commands print are the installed ones
