@@ -352,15 +352,11 @@ def _field(obj, key, where, required):
 
 
 def _num(obj, key, where, required=True, lo=None, hi=None):
-    # _field's work inline (a call less, for the thirty numbers of a summary)
-    v = obj.get(key, _MISSING) if type(obj) is dict else _field(obj, key, where, required)
-    if v is _MISSING or v is None:
-        if required:
-            v = _field(obj, key, where, required)  # Bad: missing, or None is not a number
-        else:
-            return None
-    t = type(v)
-    if not (t is int or (t is float and math.isfinite(v))):
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+            (isinstance(v, float) and not math.isfinite(v)):
         raise Bad("field %s%s is not a number" % (where, key))
     if lo is not None and v < lo:
         raise Bad("field %s%s is negative" % (where, key))
@@ -379,12 +375,9 @@ def _int(obj, key, where, required=True):
 
 def _typed(obj, key, where, required, kind, what):
     """The field of type kind, None when missing and not required; Bad saying what it is not."""
-    v = obj.get(key, _MISSING) if type(obj) is dict else _field(obj, key, where, required)
-    if v is _MISSING or v is None:
-        if required:
-            v = _field(obj, key, where, required)  # Bad when missing; None is not of kind
-        else:
-            return None
+    v = _field(obj, key, where, required)
+    if v is _MISSING:
+        return None
     if not isinstance(v, kind):
         raise Bad("field %s%s is not %s" % (where, key, what))
     return v
