@@ -133,14 +133,52 @@ static const unsigned char jscan_class[256] = {
 };
 /* clang-format on */
 
+/*
+ * Eight bytes at a time, the first byte the lowest (swapped on a big-endian machine):
+ * jscan_first gives the offset of the first byte whose mark bit (0x80) is set in m, m not 0.
+ */
+#define JSCAN_ONES  UINT64_C(0x0101010101010101)
+#define JSCAN_HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t jscan_load(const char *p)
+{
+	uint64_t w;
+	memcpy(&w, p, sizeof(w));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	w = __builtin_bswap64(w);
+#endif
+	return w;
+}
+
+static inline size_t jscan_first(uint64_t m)
+{
+	return (size_t)__builtin_ctzll(m) >> 3;
+}
+
+/* Past the spaces at p (an indentation). */
+static inline const char *jscan_spaces(const char *p, const char *e)
+{
+	while (e - p >= 8) {
+		uint64_t other = jscan_load(p) ^ (JSCAN_ONES * ' ');
+		if (other) {
+			/* the first byte that is not a space: a nonzero byte of other */
+			uint64_t m =
+			    (((other & ~JSCAN_HIGHS) + ~JSCAN_HIGHS) | other) & JSCAN_HIGHS;
+			return p + jscan_first(m);
+		}
+		p += 8;
+	}
+	while (p < e && *p == ' ')
+		p++;
+	return p;
+}
+
 static void jscan_ws_run(struct jscan *s)
 {
 	const char *p = s->p;
 	while (p < s->e && (jscan_class[(unsigned char)*p] & 1)) {
-		/* an indentation after a newline, eight spaces at a time */
 		if (*p++ == '\n')
-			while (s->e - p >= 8 && memcmp(p, "        ", 8) == 0)
-				p += 8;
+			p = jscan_spaces(p, s->e); /* an indentation after a newline */
 	}
 	s->p = p;
 }
@@ -175,8 +213,89 @@ static const double jscan_pow10[23] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	
  * fraction, no exponent) that an int64 holds as JT_INT, a float token as JT_FLOAT when finite
  * (correctly rounded: exactly when the digits and the power of ten are doubles, else strtod),
  * anything else JT_OTHER (the reduction declines it where it needs the value). v NULL: the
- * token is only checked.
+ * token is only checked (jscan_number_token).
  */
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 jscan_u128;
+
+/* How many bits x takes. */
+static int jscan_bits(jscan_u128 x)
+{
+	uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+	if (hi)
+		return 128 - __builtin_clzll(hi);
+	return lo ? 64 - __builtin_clzll(lo) : 0;
+}
+#endif
+
+int jscan_decimal(uint64_t mant, int k, double *out)
+{
+#ifdef __SIZEOF_INT128__
+	if (k < 0 || k > JSCAN_DECIMAL_MAX_K)
+		return -ENOTSUP;
+	if (mant == 0) {
+		*out = 0;
+		return 0;
+	}
+	jscan_u128 d = 1;
+	for (int i = 0; i < k; i++)
+		d *= 10;
+	int bm = 64 - __builtin_clzll(mant), bd = jscan_bits(d);
+	/*
+	 * q = (mant << sh) / d holds 54 bits or more (mant << sh < 2^(54 + bd) <= 2^125 for
+	 * 10^21 < 2^70): its top 53 bits rounded by the rest of it and the remainder.
+	 */
+	int sh = 54 + bd - bm > 0 ? 54 + bd - bm : 0;
+	jscan_u128 n = (jscan_u128)mant << sh;
+	jscan_u128 q = n / d;
+	bool sticky = n - q * d != 0;
+	int extra = jscan_bits(q) - 53;
+	jscan_u128 low = q & (((jscan_u128)1 << extra) - 1), half = (jscan_u128)1 << (extra - 1);
+	uint64_t m = (uint64_t)(q >> extra);
+	if (low > half || (low == half && (sticky || (m & 1))))
+		m++;
+	*out = ldexp((double)m, extra - sh);
+	return 0;
+#else
+	(void)mant, (void)k, (void)out;
+	return -ENOTSUP;
+#endif
+}
+
+static inline const char *jscan_digits(const char *p, const char *e)
+{
+	while (p < e && (unsigned)(*p - '0') < 10)
+		p++;
+	return p;
+}
+
+/* A number's token checked, no value taken (most numbers of a summary): s->p after it. */
+static int jscan_number_token(struct jscan *s)
+{
+	const char *p = s->p, *e = s->e;
+
+	if (*p == '-')
+		p++;
+	if (p >= e || (unsigned)(*p - '0') >= 10)
+		return -EINVAL;
+	p = *p == '0' ? p + 1 : jscan_digits(p, e);
+	if (p < e && *p == '.') {
+		if (++p >= e || (unsigned)(*p - '0') >= 10)
+			return -EINVAL;
+		p = jscan_digits(p, e);
+	}
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= e || (unsigned)(*p - '0') >= 10)
+			return -EINVAL;
+		p = jscan_digits(p, e);
+	}
+	s->p = p;
+	return 0;
+}
+
 static int jscan_number(struct jscan *s, struct jscan_val *v)
 {
 	const char *p = s->p, *start = s->p;
@@ -184,6 +303,8 @@ static int jscan_number(struct jscan *s, struct jscan_val *v)
 	uint64_t mant = 0;
 	int digits = 0, frac = 0, exp10 = 0;
 
+	if (!v)
+		return jscan_number_token(s);
 	if (*p == '-') {
 		neg = true;
 		p++;
@@ -230,8 +351,6 @@ static int jscan_number(struct jscan *s, struct jscan_val *v)
 			exp10 = -exp10;
 	}
 	s->p = p;
-	if (!v)
-		return 0;
 	v->type = JT_OTHER;
 	if (!is_float) {
 		if (digits <= 19 && mant <= (uint64_t)INT64_MAX) {
@@ -245,6 +364,8 @@ static int jscan_number(struct jscan *s, struct jscan_val *v)
 	if (digits <= 15 && e10 >= -22 && e10 <= 22) {
 		d = (double)mant;
 		d = e10 < 0 ? d / jscan_pow10[-e10] : d * jscan_pow10[e10];
+	} else if (digits <= 19 && e10 <= 0 && jscan_decimal(mant, -e10, &d) == 0) {
+		/* a time to the nanosecond since the epoch: 17 digits */
 	} else {
 		char buf[64];
 		size_t n = (size_t)(p - start);

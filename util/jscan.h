@@ -36,4 +36,12 @@ void jscan_buf_free(struct jscan_buf *b);
  */
 int jscan_summary(const char *text, size_t len, unsigned top, struct jscan_buf *out);
 
+/*
+ * mant / 10^k as the double nearest to it (ties to even), as strtod reads the decimal, for
+ * 0 <= k <= JSCAN_DECIMAL_MAX_K; 0 and the value when it can (a compiler with 128-bit integers),
+ * else -ENOTSUP.
+ */
+#define JSCAN_DECIMAL_MAX_K 21
+int jscan_decimal(uint64_t mant, int k, double *out);
+
 #endif

@@ -470,7 +470,121 @@ def _hist(part, where, door=None):
     return ((sub_bits, max_bits), count, mn, mx, sm, idx, cnt)
 
 
+# A part's scalar fields as _part and _part_v2 check them one call each, for _part_scalars to
+# check in one pass: (key, kind, lo, hi). Kinds: a required string, an optional one; a required
+# number, an optional one (finite, within lo and hi where given); an optional whole number
+# (0 to UINT64_MAX); an optional true or false.
+_STR, _OSTR, _NUMBER, _ONUMBER, _OINT, _OBOOL = range(6)
+_PART_SCALARS = (
+    ("part", _STR, None, None), ("status", _STR, None, None), ("error", _OSTR, None, None),
+    ("node_time_s", _NUMBER, 0, MAX_SECONDS), ("bytes", _NUMBER, 0, UINT64_MAX),
+    ("ops", _NUMBER, 0, UINT64_MAX), ("start_at", _NUMBER, 0, MAX_EPOCH),
+    ("release_spread_s", _ONUMBER, None, MAX_SECONDS),
+    ("kind", _OSTR, None, None), ("counted", _OSTR, None, None),
+    ("rate_unit", _OSTR, None, None), ("start_at_ns", _OINT, 0, UINT64_MAX),
+    ("io_start_spread_s", _ONUMBER, 0, None), ("late_by_s", _ONUMBER, None, None),
+    ("clock_step_s", _ONUMBER, None, None), ("clock_step_total_s", _ONUMBER, None, None),
+    ("cache_residency", _ONUMBER, 0, 1), ("cache_residency_error", _OSTR, None, None),
+    ("cache_dropped", _OBOOL, None, None), ("cache_expected", _OSTR, None, None),
+    ("replica_changed", _OBOOL, None, None), ("generation", _OINT, 0, UINT64_MAX),
+    ("pages", _OINT, 0, UINT64_MAX), ("mapped_bytes", _OINT, 0, UINT64_MAX))
+_WHOLE = ("bytes", "ops")  # required numbers that must be whole (_int)
+_STAT_KEYS = ("min", "median", "max")
+_INF = float("inf")
+
+
+def _part_scalars(part):
+    """{key: value} of the part's scalar fields (_PART_SCALARS) and of its small objects
+    (thread_time_s, release_at_ns, first_io_at_ns, warnings, first_pass_s,
+    rest_pass_median_s, replica_origin), as the checks of _part and _part_v2 take them, in one
+    pass without a call a field; _Slow when any would not pass (the checks then name it)."""
+    if type(part) is not dict:
+        raise _Slow
+    get = part.get
+    out = {}
+    for key, kind, lo, hi in _PART_SCALARS:
+        v = get(key)
+        t = type(v)
+        if kind <= _OSTR:
+            if t is not str and (kind == _STR or v is not None):
+                raise _Slow
+        elif kind <= _ONUMBER:
+            if v is None:
+                if kind == _NUMBER:
+                    raise _Slow
+            elif t is float:
+                if not -_INF < v < _INF or (lo is not None and v < lo) or \
+                        (hi is not None and v > hi) or key in _WHOLE:
+                    raise _Slow
+            elif t is not int or (lo is not None and v < lo) or (hi is not None and v > hi):
+                raise _Slow
+        elif kind == _OINT:
+            if v is not None and (t is not int or v < 0 or v > UINT64_MAX):
+                raise _Slow
+        elif v is not None and t is not bool:
+            raise _Slow
+        out[key] = v
+    if out["counted"] is not None and out["counted"] not in catalogue.COUNTED or \
+            out["rate_unit"] is not None and out["rate_unit"] not in catalogue.RATE_UNITS:
+        raise _Slow
+    tt = get("thread_time_s")
+    if type(tt) is dict:
+        for k in _STAT_KEYS:
+            v = tt.get(k)
+            if v is not None and (type(v) not in _NUM or not -_INF < v <= MAX_SECONDS):
+                raise _Slow
+            out["thread_" + k] = v
+    elif isinstance(tt, dict):
+        raise _Slow
+    for key in ("release_at_ns", "first_io_at_ns"):
+        v = get(key)
+        if v is not None:
+            lo, hi = (v.get("min"), v.get("max")) if type(v) is dict else (None, None)
+            if type(lo) is not int or type(hi) is not int or not 0 <= lo <= hi <= UINT64_MAX:
+                raise _Slow
+            v = (lo, hi)
+        out[key] = v
+    w = get("warnings", _MISSING)
+    if w is _MISSING:
+        out["warnings"] = []
+    elif type(w) is list:
+        out["warnings"] = [x for x in w if isinstance(x, str)][:20]
+    else:
+        raise _Slow
+    for key in ("first_pass_s", "rest_pass_median_s"):
+        v = get(key)
+        if v is not None:
+            if type(v) is not dict:
+                raise _Slow
+            v = {k: v.get(k) for k in _STAT_KEYS}
+            for x in v.values():
+                if type(x) not in _NUM or not 0 <= x < _INF:
+                    raise _Slow
+        out[key] = v
+    v = get("replica_origin")
+    if v is not None:
+        rid, rep = (v.get("run_id"), v.get("repetition")) if type(v) is dict else (None, None)
+        if type(rid) is not str or not common.run_id_ok(rid) or type(rep) is not int or \
+                not 0 <= rep <= UINT64_MAX:
+            raise _Slow
+        v = (rid, rep)
+    out["replica_origin"] = v
+    return out
+
+
 def _part(part, where, top, door=None):
+    try:
+        f = _part_scalars(part)
+    except _Slow:
+        f = None
+    if f is not None:
+        p = {k: f[k] for k in _PART_V1_KEYS}
+        p["verified"], p["late"] = bool(part.get("verified")), bool(part.get("late"))
+        _part_name(p, where)
+        if "thread_min" in f:
+            p["thread_min"], p["thread_median"], p["thread_max"] = \
+                f["thread_min"], f["thread_median"], f["thread_max"]
+        return _part_rest(p, part, where, top, door, f)
     status = _str(part, "status", where)
     p = {
         "part": _str(part, "part", where),
@@ -485,15 +599,35 @@ def _part(part, where, top, door=None):
         "verified": bool(part.get("verified")),
         "late": bool(part.get("late")),
     }
-    if not common.part_name_ok(p["part"]):
-        raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
-    if p["part"] not in catalogue.load().part_test:
-        raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
+    _part_name(p, where)
     tt = part.get("thread_time_s")
     if isinstance(tt, dict):
         p["thread_min"] = _num(tt, "min", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
         p["thread_median"] = _num(tt, "median", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
         p["thread_max"] = _num(tt, "max", where + "thread_time_s.", required=False, hi=MAX_SECONDS)
+    return _part_rest(p, part, where, top, door)
+
+
+# The fields _part takes first, in its order (_part_v2 takes the rest, after the threads).
+_PART_V1_KEYS = ("part", "status", "error", "node_time_s", "bytes", "ops", "start_at",
+                 "release_spread_s")
+_PART_V2_KEYS = ("kind", "counted", "rate_unit", "start_at_ns", "release_at_ns",
+                 "first_io_at_ns", "io_start_spread_s", "late_by_s", "clock_step_s",
+                 "clock_step_total_s", "warnings", "cache_residency", "cache_residency_error",
+                 "cache_dropped", "cache_expected", "replica_changed", "generation", "pages",
+                 "mapped_bytes", "first_pass_s", "rest_pass_median_s", "replica_origin")
+
+
+def _part_name(p, where):
+    if not common.part_name_ok(p["part"]):
+        raise Bad("field %spart '%s' is not a part name" % (where, p["part"][:40]))
+    if p["part"] not in catalogue.load().part_test:
+        raise Bad("field %spart '%s' is not a part of any test" % (where, p["part"]))
+
+
+def _part_rest(p, part, where, top, door, scalars=None):
+    """_part's work after its first fields (p): its threads, its histogram, then node/2's
+    fields (from scalars, _part_scalars' checked values, when given)."""
     if door is not None:
         # reduced by the door as _threads_fast does; a thread with an error is not (no
         # first_err), nor is a part without per_thread
@@ -515,7 +649,11 @@ def _part(part, where, top, door=None):
         if not p["error"] and first_err:
             p["error"] = first_err
     p["hist"] = _hist(part, where, door)
-    _part_v2(p, part, where)
+    if scalars is None:
+        _part_v2(p, part, where)
+    else:
+        for k in _PART_V2_KEYS:
+            p[k] = scalars[k]
     return p
 
 

@@ -359,6 +359,77 @@ class Fuzz(unittest.TestCase):
               % (len(paths), taken, through, time.monotonic() - t0, SEED))
         self.assertGreater(through, len(paths) // 5)  # it is not declining everything
 
+    def test_part_scalars(self):
+        """A part's fields checked in one pass (summaries._part_scalars) against the checks
+        one call a field: on the real parts with their fields swapped for wrong and right
+        values, both give the same figures, or refuse with the same words; and the one pass
+        does take the parts that pass."""
+        parts = [p for path in self.summaries if os.path.basename(path).startswith("node")
+                 for t in json.loads(read_bytes(path)).get("tests") or []
+                 for p in t.get("parts") or []]
+        keys = [k for k, _kind, _lo, _hi in S._PART_SCALARS] + [
+            "thread_time_s", "release_at_ns", "first_io_at_ns", "warnings", "first_pass_s",
+            "rest_pass_median_s", "replica_origin", "verified", "late"]
+        numbers = [1e7, 1e7 + 1, 1e11, 1e11 + 0.5, 2 ** 64 - 1, 0.5, 1, float("nan"),
+                   float("inf"), -1e-9, 2, 1.0]
+        right = {  # each kind of field, right and just wrong
+            "str": ["B/s", "bytes read", "ok", "1a", "4a", "failed", ["w", 1, None], []],
+            "minmax": [{"min": 3, "max": 3}, {"min": 4, "max": 3}, {"min": 1.0, "max": 2},
+                       {"min": 0}, {"min": -1, "max": 2}, {"min": 0, "max": 2 ** 64}],
+            "stats": [{"min": 0.5, "median": 1, "max": 2}, {"min": -1, "median": 1, "max": 2},
+                      {"min": 0, "median": 1e7 + 1, "max": None}, {"median": True},
+                      {"min": 0, "median": 1, "max": float("inf")}],
+            "origin": [{"run_id": "r1", "repetition": 2}, {"run_id": "r/1", "repetition": 2},
+                       {"run_id": "r1", "repetition": -2}, {"run_id": "r1"},
+                       {"run_id": "r1", "repetition": 2.0},
+                       {"run_id": "r1", "repetition": 2 ** 64}]}
+        kind_of = {"release_at_ns": "minmax", "first_io_at_ns": "minmax",
+                   "thread_time_s": "stats", "first_pass_s": "stats",
+                   "rest_pass_median_s": "stats", "replica_origin": "origin"}
+        slow_calls = [0]
+
+        def slow(part):
+            slow_calls[0] += 1
+            raise S._Slow
+
+        def read(part):
+            try:
+                return _plain(S._part(part, "tests[0].parts[0].", S.TOP_THREADS))
+            except S.Bad as e:
+                return "Bad: %s" % e
+
+        fast = refused = 0
+        for i in range(CASES):
+            part = json.loads(json.dumps(self.rng.choice(parts)))
+            for _ in range(self.rng.choice((0, 1, 1, 2, 3))):
+                k = self.rng.choice(keys)
+                if self.rng.random() < 0.15:
+                    part.pop(k, None)
+                else:
+                    pool = SWAPS if self.rng.random() < 0.3 else \
+                        right[kind_of.get(k, "str")] + numbers
+                    part[k] = json.loads(json.dumps(self.rng.choice(pool), allow_nan=True))
+            one = read(part)
+            before = slow_calls[0]
+            saved = S._part_scalars
+            S._part_scalars = slow
+            try:
+                each = read(part)
+            finally:
+                S._part_scalars = saved
+            self.assertEqual(slow_calls[0], before + 1)
+            self.assertEqual(one, each, "part case %d: %s" % (i, json.dumps(part)[:2000]))
+            try:
+                S._part_scalars(part)
+                fast += 1
+            except S._Slow:
+                pass
+            refused += one.startswith("Bad")
+        print("part scalars: %d cases, %d in one pass, %d refused, seed %d"
+              % (CASES, fast, refused, SEED))
+        self.assertGreater(fast, CASES // 4)
+        self.assertGreater(refused, CASES // 10)
+
     def test_door_collect(self):
         """The whole report of the real run, through the door and without it: the same."""
         from stagebench import scan

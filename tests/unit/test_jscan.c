@@ -4,11 +4,14 @@
  * itself: not JSON, an escape, a byte outside ASCII, a thread with an error or a value of an
  * unusual type or range, a repeated key in any object, an object of over 128 keys), the ones it
  * takes, and one
- * record read back field by field: the text handed on and each block's figures.
+ * record read back field by field: the text handed on and each block's figures; and the
+ * decimals of up to 19 digits it reads without strtod, against strtod.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "util/jscan.h"
@@ -252,8 +255,68 @@ static void test_sums_and_ties(void)
 	jscan_buf_free(&out);
 }
 
+/* mant / 10^k by jscan_decimal and by strtod of the decimal: the same double, bit for bit. */
+static int decimal_same(uint64_t mant, int k)
+{
+	char text[64];
+	double mine, theirs;
+	snprintf(text, sizeof(text), "%" PRIu64 "e-%d", mant, k);
+	theirs = strtod(text, NULL);
+	if (jscan_decimal(mant, k, &mine) != 0)
+		return 0;
+	CHECK_MSG(memcmp(&mine, &theirs, sizeof(mine)) == 0, "%s: %.17g, strtod %.17g", text, mine,
+		  theirs);
+	return memcmp(&mine, &theirs, sizeof(mine)) == 0;
+}
+
+static uint64_t next64(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
+	return *x;
+}
+
+static void test_decimal(void)
+{
+	static const uint64_t pow5[] = {1, 5, 25, 125, 625};
+	uint64_t x = 88172645463325252u;
+	int bad = 0;
+	double d;
+
+	if (jscan_decimal(1, 0, &d) == -ENOTSUP) {
+		fprintf(stderr, "test_jscan: no 128-bit integers: jscan_decimal declines\n");
+		CHECK(jscan_decimal(18000000000014074u, 7, &d) == -ENOTSUP);
+		return;
+	}
+	CHECK(jscan_decimal(1, JSCAN_DECIMAL_MAX_K + 1, &d) == -ENOTSUP);
+	/* the summaries' own: seconds since the epoch to 1e-7, a time to 1e-18 */
+	bad += !decimal_same(18000000000014074u, 7);
+	bad += !decimal_same(31250000191852534u, 18);
+	bad += !decimal_same(0, 5);
+	bad += !decimal_same(UINT64_MAX, 0);
+	bad += !decimal_same(UINT64_MAX, JSCAN_DECIMAL_MAX_K);
+	/* ties: (2M + 1) / 2^j, 54 bits over a power of two, written as (2M + 1) 5^j / 10^j */
+	for (int i = 0; i < 20000; i++) {
+		int j = i % 5;
+		uint64_t odd = ((next64(&x) >> 11) | (UINT64_C(1) << 53)) | 1;
+		if (odd > UINT64_MAX / pow5[j])
+			odd >>= 3, odd |= 1;
+		bad += !decimal_same(odd * pow5[j], j);
+	}
+	/* any 1 to 19 digits over any power of ten it takes */
+	for (int i = 0; i < 200000; i++) {
+		uint64_t mant = next64(&x), top = 1;
+		int digits = 1 + (int)(next64(&x) % 19);
+		for (int k = 1; k < digits; k++)
+			top *= 10;
+		mant %= top * 10;
+		bad += !decimal_same(mant, (int)(next64(&x) % (JSCAN_DECIMAL_MAX_K + 1)));
+	}
+	CHECK_MSG(bad == 0, "%d decimals read unlike strtod", bad);
+}
+
 int main(void)
 {
+	test_decimal();
 	test_cases();
 	test_record();
 	test_sums_and_ties();
