@@ -21,13 +21,14 @@ import operator
 import os
 import signal
 import statistics
+import sys
 import threading
 
 from . import catalogue
 from . import common
 from . import scan
-from .summaries import (Bad, Hist, OK_STATUSES, TOP_THREADS, UINT64_MAX, check_manifest,
-                        hist_last, load_json, read_summary)
+from .summaries import (Bad, Hist, MAX_BUCKETS, OK_STATUSES, TOP_THREADS, UINT64_MAX,
+                        check_manifest, load_json, read_summary)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,16 +211,60 @@ def _keep_top(heap, item):
         heapq.heapreplace(heap, item)
 
 
-def _add_buckets(dense, idx, cnt):
-    """Each count of cnt to dense at its index of idx: the indexes of a histogram whose buckets
-    follow one another without a gap (a busy node's) as one slice, in C, else one by one."""
+# A histogram's counts in a chunk are summed as one integer a scheme: 128 bits a bucket (a sum
+# of 256 counts below 2**63 needs 71), the first bucket the least significant, so that adding a
+# node's histogram is one addition in C instead of one a bucket.
+_WIDE = 128
+_NATIVE_BIG = sys.byteorder == "big"
+
+
+def _wide(idx, cnt):
+    """(the first bucket, the counts as one integer of _WIDE bits a bucket from it) of a
+    histogram's buckets (idx, cnt: indexes and counts, at least one; arrays of int64 as the
+    readers make them, or any sequences)."""
     n = len(idx)
-    if n > 8 and idx[-1] - idx[0] == n - 1 and all(map(operator.lt, idx, idx[1:])):
-        lo = idx[0]
-        dense[lo:lo + n] = map(operator.add, dense[lo:lo + n], cnt)
-        return
+    lo = idx[0]
+    if type(idx) is array.array and type(cnt) is array.array:
+        # indexes that follow one another (a busy node's) are a slice of 0, 1, 2, ...
+        follow = 0 <= lo and idx.tobytes() == _indexes()[8 * lo:8 * (lo + n)]
+        counts = array.array("Q")
+        counts.frombytes(cnt.tobytes())  # (counts are never below 0)
+    else:
+        follow = idx[-1] - lo == n - 1 and all(map(operator.lt, idx, idx[1:]))
+        counts = array.array("Q", cnt)
+    if follow:  # the counts in place, in C
+        row = array.array("Q", bytes(16 * n))
+        row[0::2] = counts
+        if _NATIVE_BIG:
+            row.byteswap()
+        return lo, int.from_bytes(row.tobytes(), "little")
+    lo = min(idx)
+    dense = [0] * (max(idx) - lo + 1)
     for i, c in zip(idx, cnt):
-        dense[i] += c
+        dense[i - lo] += c
+    return lo, int.from_bytes(b"".join(c.to_bytes(16, "little") for c in dense), "little")
+
+
+_INDEXES = []
+
+
+def _indexes():
+    """The bytes of the int64 array 0, 1, ..., MAX_BUCKETS - 1 (made once)."""
+    if not _INDEXES:
+        _INDEXES.append(array.array("q", range(MAX_BUCKETS)).tobytes())
+    return _INDEXES[0]
+
+
+def _unwide(base, v):
+    """[(bucket, count)] of the counts not 0 of a _wide integer from bucket base."""
+    words = array.array("Q")
+    words.frombytes(v.to_bytes(16 * ((v.bit_length() + _WIDE - 1) // _WIDE), "little"))
+    if _NATIVE_BIG:
+        words.byteswap()
+    counts, highs = words[0::2], words[1::2]
+    if any(highs):
+        counts = [c + (h << 64) for c, h in zip(counts, highs)]
+    return [(base + k, c) for k, c in enumerate(counts) if c]
 
 
 class Sums:
@@ -232,7 +277,7 @@ class Sums:
 
     def __init__(self):
         self.order = []  # (node, scheme) of each histogram merged
-        self.hists = {}  # scheme -> [count, min_ns, max_ns, sum_ns, dense counts]
+        self.hists = {}  # scheme -> [count, min_ns, max_ns, sum_ns, first bucket, _wide sum]
         self.times = array.array("d")
         self.top = []
         self.negative_zero = False
@@ -242,26 +287,38 @@ class Sums:
         if h and h[1]:
             scheme, count, mn, mx, sm, idx, cnt = h
             self.order.append((node, scheme))
+            lo, v = _wide(idx, cnt)
             a = self.hists.get(scheme)
             if a is None:
-                a = self.hists[scheme] = [0, mn, mx, 0, [0] * (hist_last(*scheme) + 1)]
-            a[0] += count
-            a[1], a[2] = min(a[1], mn), max(a[2], mx)
-            a[3] = min(a[3] + sm, UINT64_MAX)
-            _add_buckets(a[4], idx, cnt)
+                self.hists[scheme] = [count, mn, mx, min(sm, UINT64_MAX), lo, v]
+            else:
+                a[0] += count
+                a[1], a[2] = min(a[1], mn), max(a[2], mx)
+                a[3] = min(a[3] + sm, UINT64_MAX)
+                if lo >= a[4]:
+                    a[5] += v << (_WIDE * (lo - a[4]))
+                else:
+                    a[4], a[5] = lo, (a[5] << (_WIDE * (a[4] - lo))) + v
         t = array.array("d")
         t.frombytes(p["times"])
         if t and min(t) == 0 and any(math.copysign(1.0, x) < 0 for x in t if x == 0):
             self.negative_zero = True
         self.times.extend(t)
-        for tt, index, cpu in p["top"]:
-            _keep_top(self.top, (tt, node, index, cpu))
+        top = self.top
+        for tt, index, cpu in p["top"]:  # greatest first: once one is left out, so are the rest
+            item = (tt, node, index, cpu)
+            if len(top) < TOP_THREADS:
+                heapq.heappush(top, item)
+            elif item > top[0]:
+                heapq.heapreplace(top, item)
+            else:
+                break
 
     def export(self):
         """(order, {scheme: (count, min_ns, max_ns, sum_ns, [(bucket, count)])}, the thread
         times as bytes, whether they are sorted (not when one is -0.0), slowest threads):
         what crosses to the collector."""
-        hists = {s: (a[0], a[1], a[2], a[3], [(i, c) for i, c in enumerate(a[4]) if c])
+        hists = {s: (a[0], a[1], a[2], a[3], _unwide(a[4], a[5]))
                  for s, a in self.hists.items()}
         times = self.times if self.negative_zero else array.array("d", sorted(self.times))
         return self.order, hists, times.tobytes(), not self.negative_zero, self.top

@@ -127,12 +127,12 @@ def _threads(data, at):
         at += 1
     ntop = _U32.unpack_from(data, at)[0]
     at += 4
-    top = []
-    for _ in range(ntop):
-        t, is_int, index, cpu = _TOP.unpack_from(data, at)
-        top.append((int(t) if is_int else t, index, cpu))
-        at += _TOP.size
-    b.top = top
+    end = at + ntop * _TOP.size
+    if end > len(data):
+        raise Declined
+    b.top = [(int(t) if is_int else t, index, cpu)
+             for t, is_int, index, cpu in _TOP.iter_unpack(data[at:end])]
+    at = end
     if data[at]:
         first, need, need_index, ops_same, ops, bytes_same, nbytes = _SUMS.unpack_from(
             data, at + 1)

@@ -657,6 +657,40 @@ class NodeSets(unittest.TestCase):
             got = S._long_int(text.encode("utf-8"), text)
             self.assertEqual(got and got.group(0), want and want.group(0), text)
 
+    def test_wide_histogram_sums(self):
+        # a chunk's histograms summed as one integer a scheme (collection._wide) give the sums
+        # bucket by bucket: buckets in a row or not, repeated, as arrays or tuples, counts
+        # near 2**63 whose sums pass 2**64, first buckets moving down and up
+        import array
+        from stagebench import collection as C
+        rnd = random.Random(5)
+        for case in range(300):
+            sums, want = C.Sums(), {}
+            for k in range(rnd.randint(1, 40)):
+                lo = rnd.choice((0, 1, 7, 100, 1100, 4000, 65000))
+                n = rnd.randint(1, 300 if lo < 65000 else 536)
+                if rnd.random() < 0.6:
+                    idx = list(range(lo, lo + n))
+                else:
+                    idx = sorted(rnd.randint(lo, lo + 2 * n) for _ in range(n))
+                    if rnd.random() < 0.5:
+                        rnd.shuffle(idx)
+                big = rnd.random() < 0.2
+                cnt = [rnd.choice((2 ** 63 - 1, 2 ** 62)) if big else rnd.randint(0, 50)
+                       for _ in idx]
+                if sum(cnt) == 0:
+                    cnt[0] = 1
+                if rnd.random() < 0.7:
+                    idx, cnt = array.array("q", idx), array.array("q", cnt)
+                else:
+                    idx, cnt = tuple(idx), tuple(cnt)
+                sums.add("n%d" % k, {"hist": ((7, 44), sum(cnt), 1, 2, 3, idx, cnt),
+                                     "times": b"", "top": []})
+                for i, c in zip(idx, cnt):
+                    want[i] = want.get(i, 0) + c
+            got = sums.export()[1][(7, 44)][4]
+            self.assertEqual(got, sorted((i, c) for i, c in want.items() if c), case)
+
     def test_dumps_indented_is_jsons(self):
         # the report's JSON writer is json.dumps(indent=...) byte for byte, on random values
         # with every scalar json treats apart (NaN, inf, -0.0, big ints, non-str keys,
