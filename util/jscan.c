@@ -296,7 +296,40 @@ static int jscan_number_token(struct jscan *s)
 	return 0;
 }
 
-static int jscan_number(struct jscan *s, struct jscan_val *v)
+static int jscan_number_any(struct jscan *s, struct jscan_val *v);
+
+/* Whether c ends a number's integer part: no digit, fraction or exponent follows. */
+static inline bool jscan_int_end(char c)
+{
+	return (unsigned)(c - '0') >= 10 && c != '.' && c != 'e' && c != 'E';
+}
+
+/*
+ * A number: most are integers of up to 19 digits and no sign (an index, a count, an instant in
+ * ns), taken here; any other token by jscan_number_any.
+ */
+static inline int jscan_number(struct jscan *s, struct jscan_val *v)
+{
+	const char *p = s->p, *q = p, *e = s->e;
+	uint64_t m = 0;
+
+	if (q < e && *q == '0') {
+		q++;
+	} else {
+		while (q < e && (unsigned)(*q - '0') < 10 && q - p < 19)
+			m = m * 10 + (uint64_t)(*q++ - '0');
+	}
+	if (q == p || (q < e && !jscan_int_end(*q)) || m > (uint64_t)INT64_MAX)
+		return jscan_number_any(s, v);
+	s->p = q;
+	if (v) {
+		v->type = JT_INT;
+		v->i = (int64_t)m;
+	}
+	return 0;
+}
+
+static int jscan_number_any(struct jscan *s, struct jscan_val *v)
 {
 	const char *p = s->p, *start = s->p;
 	bool neg = false, is_float = false;
@@ -604,6 +637,86 @@ static int jscan_thread_member(struct jscan *s, size_t i, const char *key, size_
 	return jscan_value(s, CTX_ANY, NULL);
 }
 
+/*
+ * A thread's members as the binary writes them (driver/summary_json.c): in its order, each key
+ * as "key": and the optional ones (a part of timed passes) present or not.
+ */
+#define JSCAN_AS_WRITTEN(word, field, optional)                                                    \
+	{                                                                                          \
+		"\"" word "\":", sizeof(word) + 2, field, optional                                 \
+	}
+static const struct {
+	const char *text;
+	size_t len;
+	int field; /* in jscan_thread.f, or -1: not taken */
+	bool optional;
+} jscan_thread_written[] = {
+    JSCAN_AS_WRITTEN("index", TF_INDEX, false),
+    JSCAN_AS_WRITTEN("cpu", TF_CPU, false),
+    JSCAN_AS_WRITTEN("core", -1, false),
+    JSCAN_AS_WRITTEN("release_at", TF_REL, false),
+    JSCAN_AS_WRITTEN("release_at_ns", TF_RELNS, false),
+    JSCAN_AS_WRITTEN("first_io_at_ns", -1, false),
+    JSCAN_AS_WRITTEN("late_by_s", -1, false),
+    JSCAN_AS_WRITTEN("first_pass_s", -1, true),
+    JSCAN_AS_WRITTEN("rest_pass_median_s", -1, true),
+    JSCAN_AS_WRITTEN("time_s", TF_TIME, false),
+    JSCAN_AS_WRITTEN("bytes", TF_BYTES, false),
+    JSCAN_AS_WRITTEN("ops", TF_OPS, false),
+    JSCAN_AS_WRITTEN("deviation", -1, false),
+    JSCAN_AS_WRITTEN("error", TF_ERROR, false),
+    JSCAN_AS_WRITTEN("reason", -1, false),
+};
+
+/*
+ * The thread object at s->p read as the binary writes it, its keys matched in their order
+ * instead of looked up and compared (distinct, they repeat none): true; false and s as it was
+ * when it is written otherwise (jscan_members then reads it, in any order).
+ */
+static bool jscan_thread_as_written(struct jscan *s, struct jscan_thread *t)
+{
+	const char *start = s->p;
+	int depth = s->depth;
+	size_t n = sizeof(jscan_thread_written) / sizeof(jscan_thread_written[0]);
+
+	if (++s->depth > JSCAN_MAX_DEPTH)
+		goto other;
+	s->p++;
+	for (size_t k = 0; k < n; k++) {
+		const char *before = s->p;
+		jscan_ws(s);
+		if (k > 0) {
+			if (s->p >= s->e || *s->p != ',')
+				goto other;
+			s->p++;
+			jscan_ws(s);
+		}
+		if ((size_t)(s->e - s->p) < jscan_thread_written[k].len ||
+		    memcmp(s->p, jscan_thread_written[k].text, jscan_thread_written[k].len) != 0) {
+			if (!jscan_thread_written[k].optional)
+				goto other;
+			s->p = before;
+			continue;
+		}
+		s->p += jscan_thread_written[k].len;
+		jscan_ws(s);
+		int f = jscan_thread_written[k].field;
+		if (jscan_value(s, CTX_ANY, f >= 0 ? &t->f[f] : NULL) != 0)
+			goto other;
+	}
+	jscan_ws(s);
+	if (s->p < s->e && *s->p == '}') {
+		s->p++;
+		s->depth = depth;
+		return true;
+	}
+other:
+	s->p = start;
+	s->depth = depth;
+	memset(t, 0, sizeof(*t));
+	return false;
+}
+
 static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
 {
 	struct jscan_thread *t;
@@ -620,6 +733,8 @@ static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keyle
 	}
 	t = &s->th[s->nth++];
 	memset(t, 0, sizeof(*t));
+	if (jscan_thread_as_written(s, t))
+		return 0;
 	return jscan_members(s, true, jscan_thread_member, t, NULL);
 }
 

@@ -255,6 +255,68 @@ static void test_sums_and_ties(void)
 	jscan_buf_free(&out);
 }
 
+/*
+ * A thread as the binary writes it (its keys in driver/summary_json.c's order, two optional)
+ * is read without looking its keys up: the same record as its keys in another order, and what
+ * only looks like it (a key repeated, one more, a space before a colon, one missing) is read
+ * as any thread is, or declined.
+ */
+#define WRITTEN_HEAD "{\"index\": 3, \"cpu\": 5, \"core\": 2, \"release_at\": 1800000000.0014074, "
+#define WRITTEN_NS                                                                                 \
+	"\"release_at_ns\": 1800000000001407552, \"first_io_at_ns\": 1800000000001409714, "
+#define WRITTEN_TAIL                                                                               \
+	"\"time_s\": 0.50392686, \"bytes\": 73728000, \"ops\": 18000, "                            \
+	"\"deviation\": 0.031250000191852534, \"error\": null, \"reason\": null"
+#define WRITTEN WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL "}"
+
+static int scan_text(const char *text, struct jscan_buf *out)
+{
+	out->len = 0;
+	return jscan_summary(text, strlen(text), 5, out);
+}
+
+static void test_thread_as_written(void)
+{
+	static const char *same[] = {
+	    TH(WRITTEN),
+	    TH("{\"reason\": null, \"error\": null, \"deviation\": 0.031250000191852534, "
+	       "\"ops\": 18000, \"bytes\": 73728000, \"time_s\": 0.50392686, \"late_by_s\": 0, "
+	       "\"first_io_at_ns\": 1800000000001409714, \"release_at_ns\": 1800000000001407552, "
+	       "\"release_at\": 1800000000.0014074, \"core\": 2, \"cpu\": 5, \"index\": 3}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, \"first_pass_s\": 0.5, "
+				       "\"rest_pass_median_s\": null, " WRITTEN_TAIL "}"),
+	    TH("{\n  \"index\" : 3, \"cpu\": 5, \"core\": 2, \"release_at\": "
+	       "1800000000.0014074, " WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL "\n}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL ", \"more\": [1]}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS WRITTEN_TAIL "}"), /* no late_by_s */
+	};
+	static const char *declined[] = {
+	    TH(WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL ", \"reason\": null}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, \"index\": 4, " WRITTEN_TAIL "}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS
+	       "\"late_by_s\": 0, \"first_pass_s\": 1, \"first_pass_s\": 1, "
+	       "" WRITTEN_TAIL "}"),
+	    TH(WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL),
+	};
+	struct jscan_buf want = {0}, out = {0};
+
+	REQUIRE(scan_text(same[0], &want) == 0);
+	for (size_t i = 1; i < sizeof(same) / sizeof(same[0]); i++) {
+		int rc = scan_text(same[i], &out);
+		CHECK_MSG(rc == 0, "as written, case %zu: %d", i, rc);
+		/* the same blocks after the text (the text differs where the keys do) */
+		size_t a = 5 + (size_t)rd(&(struct reader){want.p, 1, want.len}, 4);
+		size_t b = 5 + (size_t)rd(&(struct reader){out.p, 1, out.len}, 4);
+		CHECK_MSG(rc == 0 && want.len - a == out.len - b &&
+			      memcmp(want.p + a, out.p + b, want.len - a) == 0,
+			  "as written, case %zu: other blocks", i);
+	}
+	for (size_t i = 0; i < sizeof(declined) / sizeof(declined[0]); i++)
+		CHECK_MSG(scan_text(declined[i], &out) == -EINVAL, "as written, declined %zu", i);
+	jscan_buf_free(&want);
+	jscan_buf_free(&out);
+}
+
 /* mant / 10^k by jscan_decimal and by strtod of the decimal: the same double, bit for bit. */
 static int decimal_same(uint64_t mant, int k)
 {
@@ -321,5 +383,6 @@ int main(void)
 	test_record();
 	test_sums_and_ties();
 	test_many_keys();
+	test_thread_as_written();
 	return check_done();
 }
