@@ -85,13 +85,21 @@ class Record:
     EXTRA = ()
     DOC = ""
 
+    _FIELD_NAMES = ()  # names(FIELDS), set for each class
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        cls._FIELD_NAMES = names(cls.FIELDS)
+
     def __init__(self, **values):
-        for f in self.FIELDS:
-            if f.name not in values:
-                raise TypeError("%s: field %s not given" % (type(self).__name__, f.name))
-            setattr(self, f.name, values.pop(f.name))
+        pop = values.pop
+        try:
+            for name in self._FIELD_NAMES:
+                setattr(self, name, pop(name))
+        except KeyError:
+            raise TypeError("%s: field %s not given" % (type(self).__name__, name))
         for name in self.EXTRA:
-            setattr(self, name, values.pop(name, None))
+            setattr(self, name, pop(name, None))
         if values:
             raise TypeError("%s: no field %s" % (type(self).__name__, ", ".join(values)))
 

@@ -3,6 +3,7 @@
 (collection.py) and the manifest, with its verdicts (verdict.py); baselines saved, read and
 compared. Every output reads the report: model.to_json and model.to_csv, reporttext.to_text,
 plot.py, prometheus.py."""
+import heapq
 import statistics
 import time
 
@@ -362,7 +363,11 @@ def _slowest_nodes(g, judged, med, first_rel, servers, top):
     """The top slowest of the judged nodes, with their deviation from the median node time
     and their release after the first node's."""
     slowest = []
-    for n in sorted(judged, key=lambda n: (-g.entries[n].node_time_s,
+    entries = g.entries
+    if len(judged) > top:  # those as slow as the top-th slowest, or slower: ties by name
+        kth = heapq.nlargest(top, [entries[n].node_time_s for n in judged])[-1]
+        judged = [n for n in judged if entries[n].node_time_s >= kth]
+    for n in sorted(judged, key=lambda n: (-entries[n].node_time_s,
                                            common.natural_key(n)))[:top]:
         e = g.entries[n]
         slowest.append(SlowNode(
