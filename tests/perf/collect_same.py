@@ -12,8 +12,8 @@ Not a test: CI does not run it. It needs result directories; --make makes them f
     python3 tests/perf/collect_same.py --save OUT [--collector PATH] DIR/*
     python3 tests/perf/collect_same.py --against OUT [--collector PATH] DIR/*
 
-RUN: results directories of `stagebench-sim` (RESULTS/<run-id>). --make copies them, makes a
-damaged copy of the first (truncated, not UTF-8, a duplicate key, NaN, a second copy of a
+RUN: results directories of `stagebench-sim` (RESULTS/<run-id>); the first holds 11 summaries
+or more (6 nodes and 2 parts). --make copies them, makes a damaged copy of the first (truncated, not UTF-8, a duplicate key, NaN, a second copy of a
 summary, another schema, a histogram of another scheme, figures that do not add up, a failed
 and an interrupted part) and generates with tests/perf/collect_scale.py's summaries a 1,000-node
 run and a damaged 1,000-node run (duplicates within and across the collector's chunks, another
@@ -129,7 +129,16 @@ def generated(dst, nodes, damaged):
         f.write("[1, 2")
 
 
+# damage_real puts each damage on another summary of the first run
+DAMAGES = 11
+
+
 def make(dst, runs):
+    first = _summaries(runs[0]) if os.path.isdir(runs[0]) else []
+    if len(first) < DAMAGES:
+        raise SystemExit("collect_same.py: --make: the first run, %s, has %d summaries; its "
+                         "damaged copy needs %d (a stagebench-sim of 6 nodes and 2 parts)"
+                         % (runs[0], len(first), DAMAGES))
     os.makedirs(dst)
     for r in runs:
         shutil.copytree(r, os.path.join(dst, os.path.basename(r.rstrip("/"))),
