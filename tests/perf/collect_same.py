@@ -13,10 +13,11 @@ Not a test: CI does not run it. It needs result directories; --make makes them f
     python3 tests/perf/collect_same.py --against OUT [--collector PATH] DIR/*
 
 RUN: results directories of `stagebench-sim` (RESULTS/<run-id>); the first holds 11 summaries
-or more (6 nodes and 2 parts). --make copies them, makes a damaged copy of the first (truncated, not UTF-8, a duplicate key, NaN, a second copy of a
-summary, another schema, a histogram of another scheme, figures that do not add up, a failed
-and an interrupted part) and generates with tests/perf/collect_scale.py's summaries a 1,000-node
-run and a damaged 1,000-node run (duplicates within and across the collector's chunks, another
+or more (6 nodes and 2 parts). --make copies them, makes a damaged copy of the first
+(truncated, not UTF-8, a duplicate key, NaN, a second copy of a summary, another schema, a
+histogram of another scheme, figures that do not add up, a failed and an interrupted part)
+and generates with tests/perf/collect_scale.py's summaries a 1,000-node run and a damaged
+1,000-node run (duplicates within and across the collector's chunks, another
 histogram scheme in the middle, failed and inconsistent parts, a node that ran nothing, invalid
 files), so that the worker processes' reductions meet every case.
 
