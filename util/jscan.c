@@ -208,13 +208,6 @@ static const double jscan_pow10[23] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	
 				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/*
- * A number as JSON writes it, its value as Python's json reads it: an integer token (no
- * fraction, no exponent) that an int64 holds as JT_INT, a float token as JT_FLOAT when finite
- * (correctly rounded: exactly when the digits and the power of ten are doubles, else strtod),
- * anything else JT_OTHER (the reduction declines it where it needs the value). v NULL: the
- * token is only checked (jscan_number_token).
- */
 #ifdef __SIZEOF_INT128__
 typedef unsigned __int128 jscan_u128;
 
@@ -262,40 +255,6 @@ int jscan_decimal(uint64_t mant, int k, double *out)
 #endif
 }
 
-static inline const char *jscan_digits(const char *p, const char *e)
-{
-	while (p < e && (unsigned)(*p - '0') < 10)
-		p++;
-	return p;
-}
-
-/* A number's token checked, no value taken (most numbers of a summary): s->p after it. */
-static int jscan_number_token(struct jscan *s)
-{
-	const char *p = s->p, *e = s->e;
-
-	if (*p == '-')
-		p++;
-	if (p >= e || (unsigned)(*p - '0') >= 10)
-		return -EINVAL;
-	p = *p == '0' ? p + 1 : jscan_digits(p, e);
-	if (p < e && *p == '.') {
-		if (++p >= e || (unsigned)(*p - '0') >= 10)
-			return -EINVAL;
-		p = jscan_digits(p, e);
-	}
-	if (p < e && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (p < e && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= e || (unsigned)(*p - '0') >= 10)
-			return -EINVAL;
-		p = jscan_digits(p, e);
-	}
-	s->p = p;
-	return 0;
-}
-
 static int jscan_number_any(struct jscan *s, struct jscan_val *v);
 
 /* Whether c ends a number's integer part: no digit, fraction or exponent follows. */
@@ -329,6 +288,13 @@ static inline int jscan_number(struct jscan *s, struct jscan_val *v)
 	return 0;
 }
 
+/*
+ * A number as JSON writes it, its value as Python's json reads it: an integer token (no
+ * fraction, no exponent) that an int64 holds as JT_INT, a float token as JT_FLOAT when finite
+ * (correctly rounded: exactly when the digits and the power of ten are doubles or
+ * jscan_decimal takes them, else strtod), anything else JT_OTHER (the reduction declines it
+ * where it needs the value). v NULL: the token is only checked.
+ */
 static int jscan_number_any(struct jscan *s, struct jscan_val *v)
 {
 	const char *p = s->p, *start = s->p;
@@ -336,8 +302,6 @@ static int jscan_number_any(struct jscan *s, struct jscan_val *v)
 	uint64_t mant = 0;
 	int digits = 0, frac = 0, exp10 = 0;
 
-	if (!v)
-		return jscan_number_token(s);
 	if (*p == '-') {
 		neg = true;
 		p++;
@@ -384,6 +348,8 @@ static int jscan_number_any(struct jscan *s, struct jscan_val *v)
 			exp10 = -exp10;
 	}
 	s->p = p;
+	if (!v)
+		return 0;
 	v->type = JT_OTHER;
 	if (!is_float) {
 		if (digits <= 19 && mant <= (uint64_t)INT64_MAX) {
@@ -398,7 +364,7 @@ static int jscan_number_any(struct jscan *s, struct jscan_val *v)
 		d = (double)mant;
 		d = e10 < 0 ? d / jscan_pow10[-e10] : d * jscan_pow10[e10];
 	} else if (digits <= 19 && e10 <= 0 && jscan_decimal(mant, -e10, &d) == 0) {
-		/* a time to the nanosecond since the epoch: 17 digits */
+		/* an instant since the epoch to 1e-7 s (release_at): 17 digits */
 	} else {
 		char buf[64];
 		size_t n = (size_t)(p - start);
