@@ -204,11 +204,15 @@ def _kth(runs, k):
 
 
 def _keep_top(heap, item):
-    """item (thread time, node, index, cpu) into the heap of the TOP_THREADS slowest."""
+    """item (thread time, node, index, cpu) into the heap of the TOP_THREADS slowest; False
+    when it is left out."""
     if len(heap) < TOP_THREADS:
         heapq.heappush(heap, item)
     elif item > heap[0]:
         heapq.heapreplace(heap, item)
+    else:
+        return False
+    return True
 
 
 # A histogram's counts in a chunk are summed as one integer a scheme: 128 bits a bucket (a sum
@@ -224,15 +228,18 @@ def _wide(idx, cnt):
     readers make them, or any sequences)."""
     n = len(idx)
     lo = idx[0]
-    if type(idx) is array.array and type(cnt) is array.array:
+    arrays = type(idx) is array.array and type(cnt) is array.array
+    if arrays:
         # indexes that follow one another (a busy node's) are a slice of 0, 1, 2, ...
         follow = 0 <= lo and idx.tobytes() == _indexes()[8 * lo:8 * (lo + n)]
-        counts = array.array("Q")
-        counts.frombytes(cnt.tobytes())  # (counts are never below 0)
     else:
         follow = idx[-1] - lo == n - 1 and all(map(operator.lt, idx, idx[1:]))
-        counts = array.array("Q", cnt)
-    if follow:  # the counts in place, in C
+    if follow:  # the counts in place, in C (counts are never below 0)
+        counts = array.array("Q")
+        if arrays:
+            counts.frombytes(cnt.tobytes())
+        else:
+            counts.extend(cnt)
         row = array.array("Q", bytes(16 * n))
         row[0::2] = counts
         if _NATIVE_BIG:
@@ -304,14 +311,8 @@ class Sums:
         if t and min(t) == 0 and any(math.copysign(1.0, x) < 0 for x in t if x == 0):
             self.negative_zero = True
         self.times.extend(t)
-        top = self.top
         for tt, index, cpu in p["top"]:  # greatest first: once one is left out, so are the rest
-            item = (tt, node, index, cpu)
-            if len(top) < TOP_THREADS:
-                heapq.heappush(top, item)
-            elif item > top[0]:
-                heapq.heapreplace(top, item)
-            else:
+            if not _keep_top(self.top, (tt, node, index, cpu)):
                 break
 
     def export(self):

@@ -369,7 +369,7 @@ def _slowest_nodes(g, judged, med, first_rel, servers, top):
         judged = [n for n in judged if entries[n].node_time_s >= kth]
     for n in sorted(judged, key=lambda n: (-entries[n].node_time_s,
                                            common.natural_key(n)))[:top]:
-        e = g.entries[n]
+        e = entries[n]
         slowest.append(SlowNode(
             node=n, node_time_s=e.node_time_s, server=servers.get(n),
             deviation=(e.node_time_s / med - 1.0) if med else None,

@@ -675,7 +675,7 @@ def _stats(obj, key, where):
     if v is _MISSING:
         return None
     w = where + key + "."
-    return {k: _num(v, k, w, lo=0) for k in ("min", "median", "max")}
+    return {k: _num(v, k, w, lo=0) for k in _STAT_KEYS}
 
 
 def _strings(obj, key, where):
