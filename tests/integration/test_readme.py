@@ -31,7 +31,7 @@ OTHER_OPTIONS = {
     "--version", "--output-on-failure", "--system", "--create-home", "--always", "--dirty",
 }
 # Blocks run at once: most of a block's time is waiting (start instants, leads).
-WORKERS = 5
+WORKERS = 3
 
 
 def readme():
