@@ -56,6 +56,21 @@ static const struct {
 /* clang-format on */
 enum { TF_TIME, TF_REL, TF_INDEX, TF_CPU, TF_ERROR, TF_RELNS, TF_OPS, TF_BYTES };
 
+/*
+ * The separators of objects written as the binary writes them (jscan_as_written), learned from
+ * the last one read: the white space after "{" and each "," (w) and after each ":" (sp), and
+ * for each key after the first its separator "," w "\"key\":" sp.
+ */
+#define JSCAN_SEP_SPACE 48
+#define JSCAN_SEP_KEYS	16
+struct jscan_seps {
+	const void *table; /* the keys the separators are of; NULL: none learned */
+	char w[JSCAN_SEP_SPACE], sp[JSCAN_SEP_SPACE];
+	size_t wlen, splen;
+	char sep[JSCAN_SEP_KEYS][1 + 2 * JSCAN_SEP_SPACE + 32];
+	size_t len[JSCAN_SEP_KEYS];
+};
+
 struct jscan {
 	const char *p, *e;
 	const char *copied; /* the text before this is in text */
@@ -67,6 +82,7 @@ struct jscan {
 	size_t nth, capth;
 	int64_t *pairs; /* a buckets array's [index, count], reused */
 	size_t npairs, cappairs;
+	struct jscan_seps thread_seps, plan_seps;
 };
 
 void jscan_buf_free(struct jscan_buf *b)
@@ -529,19 +545,37 @@ static int jscan_cut(struct jscan *s)
 	return 0;
 }
 
+static int jscan_plan_entry(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg);
+
 /* The thread plan: its length is all the reader uses ('P', u32 length). */
 static int jscan_plan(struct jscan *s)
 {
 	size_t n;
 	int rc = jscan_cut(s);
 	if (rc == 0)
-		rc = jscan_members(s, false, jscan_generic_member, NULL, &n);
+		rc = jscan_members(s, false, jscan_plan_entry, NULL, &n);
 	if (rc == 0)
 		rc = jscan_put_u8(&s->blocks, 'P');
 	if (rc == 0)
 		rc = jscan_put_u32(&s->blocks, n);
 	s->copied = s->p;
 	return rc;
+}
+
+/* An [index, count] kept: 0 or -ENOMEM. */
+static int jscan_pair_keep(struct jscan *s, int64_t index, int64_t count)
+{
+	if (s->cappairs - s->npairs < 2) {
+		size_t cap = s->cappairs ? s->cappairs * 2 : 1024;
+		int64_t *p = realloc(s->pairs, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->pairs = p;
+		s->cappairs = cap;
+	}
+	s->pairs[s->npairs++] = index;
+	s->pairs[s->npairs++] = count;
+	return 0;
 }
 
 /* One [index, count] of a histogram: two integers. */
@@ -558,17 +592,49 @@ static int jscan_pair(struct jscan *s, size_t i, const char *key, size_t keylen,
 	    jscan_expect(s, ']'))
 		return -EINVAL;
 	s->depth--;
-	if (s->cappairs - s->npairs < 2) {
-		size_t cap = s->cappairs ? s->cappairs * 2 : 1024;
-		int64_t *p = realloc(s->pairs, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->pairs = p;
-		s->cappairs = cap;
+	return jscan_pair_keep(s, a.i, b.i);
+}
+
+/*
+ * The buckets at s->p written as the binary writes them, without white space
+ * ([[index,count],...], at least one): read in one loop, true; false and s->p back at the "["
+ * when they are written otherwise (jscan_members then reads them).
+ */
+static bool jscan_pairs_quick(struct jscan *s, size_t *count)
+{
+	const char *start = s->p;
+	struct jscan_val a, b;
+
+	if (s->depth + 2 > JSCAN_MAX_DEPTH)
+		return false;
+	s->p++;
+	for (;;) {
+		if (s->e - s->p < 5 || s->p[0] != '[')
+			break;
+		s->p++;
+		if (jscan_number(s, &a) != 0 || a.type != JT_INT || s->p >= s->e || *s->p != ',')
+			break;
+		s->p++;
+		if (s->p >= s->e || jscan_number(s, &b) != 0 || b.type != JT_INT || s->p >= s->e ||
+		    *s->p != ']')
+			break;
+		s->p++;
+		if (jscan_pair_keep(s, a.i, b.i) != 0)
+			break;
+		if (s->p < s->e && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->e && *s->p == ']') {
+			s->p++;
+			*count = s->npairs / 2;
+			return true;
+		}
+		break;
 	}
-	s->pairs[s->npairs++] = a.i;
-	s->pairs[s->npairs++] = b.i;
-	return 0;
+	s->p = start;
+	s->npairs = 0;
+	return false;
 }
 
 /* A histogram's buckets ('H', u32 n, the n indexes, the n counts, as int64). */
@@ -577,7 +643,7 @@ static int jscan_buckets(struct jscan *s)
 	size_t n;
 	int rc = jscan_cut(s);
 	s->npairs = 0;
-	if (rc == 0)
+	if (rc == 0 && !jscan_pairs_quick(s, &n))
 		rc = jscan_members(s, false, jscan_pair, NULL, &n);
 	if (rc == 0)
 		rc = jscan_put_u8(&s->blocks, 'H');
@@ -604,19 +670,23 @@ static int jscan_thread_member(struct jscan *s, size_t i, const char *key, size_
 }
 
 /*
- * A thread's members as the binary writes them (driver/summary_json.c): in its order, each key
- * as "key": and the optional ones (a part of timed passes) present or not.
+ * An object's members as the binary writes them (driver/summary_json.c): in its order, each key
+ * as "key": and the optional ones present or not. field: where jscan_as_written keeps the value
+ * (in jscan_thread.f), or -1: not kept.
  */
+struct jscan_written {
+	const char *text;
+	size_t len;
+	int field;
+	bool optional;
+};
+
 #define JSCAN_AS_WRITTEN(word, field, optional)                                                    \
 	{                                                                                          \
 		"\"" word "\":", sizeof(word) + 2, field, optional                                 \
 	}
-static const struct {
-	const char *text;
-	size_t len;
-	int field; /* in jscan_thread.f, or -1: not taken */
-	bool optional;
-} jscan_thread_written[] = {
+/* A part's per_thread entry (summary_json_per_thread; the two timed-pass keys of some parts). */
+static const struct jscan_written jscan_thread_written[] = {
     JSCAN_AS_WRITTEN("index", TF_INDEX, false),
     JSCAN_AS_WRITTEN("cpu", TF_CPU, false),
     JSCAN_AS_WRITTEN("core", -1, false),
@@ -633,21 +703,110 @@ static const struct {
     JSCAN_AS_WRITTEN("error", TF_ERROR, false),
     JSCAN_AS_WRITTEN("reason", -1, false),
 };
+/* An entry of the thread plan (summary_json_threads; "smt" where the plan uses SMT). */
+static const struct jscan_written jscan_plan_written[] = {
+    JSCAN_AS_WRITTEN("index", -1, false), JSCAN_AS_WRITTEN("cpu", -1, false),
+    JSCAN_AS_WRITTEN("core", -1, false),  JSCAN_AS_WRITTEN("package", -1, false),
+    JSCAN_AS_WRITTEN("smt", -1, true),
+};
+#define JSCAN_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Whether the n bytes at p (before e) are those of t, compared eight at a time. */
+static inline bool jscan_same(const char *p, const char *e, const char *t, size_t n)
+{
+	if ((size_t)(e - p) < n)
+		return false;
+	if (n < 8)
+		return memcmp(p, t, n) == 0;
+	for (size_t i = 0; i + 8 < n; i += 8)
+		if (jscan_load(p + i) != jscan_load(t + i))
+			return false;
+	return jscan_load(p + n - 8) == jscan_load(t + n - 8);
+}
 
 /*
- * The thread object at s->p read as the binary writes it, its keys matched in their order
- * instead of looked up and compared (distinct, they repeat none): true; false and s as it was
- * when it is written otherwise (jscan_members then reads it, in any order).
+ * Reads the value at s->p into vals[field] (field >= 0, vals not NULL), or only checks it.
  */
-static bool jscan_thread_as_written(struct jscan *s, struct jscan_thread *t)
+static inline int jscan_written_value(struct jscan *s, const struct jscan_written *w,
+				      struct jscan_val *vals)
+{
+	return jscan_value(s, CTX_ANY, vals && w->field >= 0 ? &vals[w->field] : NULL);
+}
+
+/*
+ * The members of the object after its "{" at s->p, written with the white space of the last
+ * one (learned here from its first member: the white space after "{", which follows each ",",
+ * and after ":"), each after the first one comparison of its "," space "key": space: true and
+ * s->p after the last value; false (s->p anywhere) when they are not.
+ */
+static bool jscan_written_quick(struct jscan *s, const struct jscan_written *tab, size_t n,
+				struct jscan_seps *seps, struct jscan_val *vals)
+{
+	const char *w = s->p, *sp;
+	size_t wlen, splen;
+
+	jscan_ws(s);
+	wlen = (size_t)(s->p - w);
+	if (wlen > JSCAN_SEP_SPACE || !jscan_same(s->p, s->e, tab[0].text, tab[0].len))
+		return false;
+	s->p += tab[0].len;
+	sp = s->p;
+	jscan_ws(s);
+	splen = (size_t)(s->p - sp);
+	if (splen > JSCAN_SEP_SPACE)
+		return false;
+	if (seps->table != tab || seps->wlen != wlen || seps->splen != splen ||
+	    memcmp(seps->w, w, wlen) != 0 || memcmp(seps->sp, sp, splen) != 0) {
+		seps->table = tab;
+		seps->wlen = wlen;
+		seps->splen = splen;
+		memcpy(seps->w, w, wlen);
+		memcpy(seps->sp, sp, splen);
+		for (size_t k = 1; k < n; k++) {
+			char *t = seps->sep[k];
+			t[0] = ',';
+			memcpy(t + 1, w, wlen);
+			memcpy(t + 1 + wlen, tab[k].text, tab[k].len);
+			memcpy(t + 1 + wlen + tab[k].len, sp, splen);
+			seps->len[k] = 1 + wlen + tab[k].len + splen;
+		}
+	}
+	if (jscan_written_value(s, &tab[0], vals) != 0)
+		return false;
+	for (size_t k = 1; k < n; k++) {
+		if (!jscan_same(s->p, s->e, seps->sep[k], seps->len[k])) {
+			if (tab[k].optional)
+				continue;
+			return false;
+		}
+		s->p += seps->len[k];
+		if (jscan_written_value(s, &tab[k], vals) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The object at s->p read as the binary writes it, its keys (tab, n of them) matched in their
+ * order instead of looked up and compared (distinct, they repeat none): true; false and s as it
+ * was when it is written otherwise (jscan_members then reads it, in any order). vals: where the
+ * kept values go (zeroed when false), or NULL.
+ */
+static bool jscan_as_written(struct jscan *s, const struct jscan_written *tab, size_t n,
+			     struct jscan_seps *seps, struct jscan_val *vals, size_t nvals)
 {
 	const char *start = s->p;
 	int depth = s->depth;
-	size_t n = sizeof(jscan_thread_written) / sizeof(jscan_thread_written[0]);
 
 	if (++s->depth > JSCAN_MAX_DEPTH)
 		goto other;
 	s->p++;
+	if (jscan_written_quick(s, tab, n, seps, vals))
+		goto end;
+	/* white space of its own between the members: each one looked at */
+	s->p = start + 1;
+	if (vals)
+		memset(vals, 0, nvals * sizeof(*vals));
 	for (size_t k = 0; k < n; k++) {
 		const char *before = s->p;
 		jscan_ws(s);
@@ -657,19 +816,19 @@ static bool jscan_thread_as_written(struct jscan *s, struct jscan_thread *t)
 			s->p++;
 			jscan_ws(s);
 		}
-		if ((size_t)(s->e - s->p) < jscan_thread_written[k].len ||
-		    memcmp(s->p, jscan_thread_written[k].text, jscan_thread_written[k].len) != 0) {
-			if (!jscan_thread_written[k].optional)
+		if ((size_t)(s->e - s->p) < tab[k].len ||
+		    memcmp(s->p, tab[k].text, tab[k].len) != 0) {
+			if (!tab[k].optional)
 				goto other;
 			s->p = before;
 			continue;
 		}
-		s->p += jscan_thread_written[k].len;
+		s->p += tab[k].len;
 		jscan_ws(s);
-		int f = jscan_thread_written[k].field;
-		if (jscan_value(s, CTX_ANY, f >= 0 ? &t->f[f] : NULL) != 0)
+		if (jscan_written_value(s, &tab[k], vals) != 0)
 			goto other;
 	}
+end:
 	jscan_ws(s);
 	if (s->p < s->e && *s->p == '}') {
 		s->p++;
@@ -679,8 +838,20 @@ static bool jscan_thread_as_written(struct jscan *s, struct jscan_thread *t)
 other:
 	s->p = start;
 	s->depth = depth;
-	memset(t, 0, sizeof(*t));
+	if (vals)
+		memset(vals, 0, nvals * sizeof(*vals));
 	return false;
+}
+
+/* An entry of the thread plan: only checked. */
+static int jscan_plan_entry(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
+{
+	(void)i, (void)key, (void)keylen, (void)arg;
+	if (s->p < s->e && *s->p == '{' &&
+	    jscan_as_written(s, jscan_plan_written, JSCAN_COUNT(jscan_plan_written), &s->plan_seps,
+			     NULL, 0))
+		return 0;
+	return jscan_value(s, CTX_ANY, NULL);
 }
 
 static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keylen, void *arg)
@@ -699,7 +870,8 @@ static int jscan_thread(struct jscan *s, size_t i, const char *key, size_t keyle
 	}
 	t = &s->th[s->nth++];
 	memset(t, 0, sizeof(*t));
-	if (jscan_thread_as_written(s, t))
+	if (jscan_as_written(s, jscan_thread_written, JSCAN_COUNT(jscan_thread_written),
+			     &s->thread_seps, t->f, JSCAN_COUNT(t->f)))
 		return 0;
 	return jscan_members(s, true, jscan_thread_member, t, NULL);
 }

@@ -4,9 +4,13 @@
  * contract (0 with one whole record appended, or -EINVAL / -ENOMEM with nothing appended),
  * takes only what is valid JSON (util/jdoc, the collector's door in C, accepts the text and the
  * text it hands on, but for a repeated key outside the taken arrays, which the collector's
- * parse refuses), and every block of its record reads to its end.
+ * parse refuses), and every block of its record reads to its end; and its quick paths (objects
+ * as the binary writes them, buckets without white space) agree with the member-by-member
+ * reading: the same text with a space before each comma outside its strings, which none of
+ * them takes, is taken or declined alike, with the same blocks.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +95,54 @@ static void fuzz_record(const struct jscan_buf *out)
 		fuzz_fail("bytes after the record's blocks");
 }
 
+/* Where the blocks of a record begin (their count, after its text). */
+static size_t fuzz_blocks_at(const struct jscan_buf *out)
+{
+	uint32_t tlen;
+	memcpy(&tlen, out->p + 1, sizeof(tlen));
+	return 5 + (size_t)tlen;
+}
+
+/* The text with a space before each comma outside its strings: read as text was (rc, out). */
+static void fuzz_spaced(const char *text, size_t size, int rc, const struct jscan_buf *out)
+{
+	struct jscan_buf other = {0};
+	char *sp = malloc(2 * size + 1);
+	bool in_string = false;
+	size_t n = 0;
+
+	if (!sp)
+		return;
+	for (size_t i = 0; i < size; i++) {
+		char c = text[i];
+		if (in_string && c == '\\' && i + 1 < size) {
+			sp[n++] = c;
+			sp[n++] = text[++i];
+			continue;
+		}
+		if (c == '"')
+			in_string = !in_string;
+		if (c == ',' && !in_string)
+			sp[n++] = ' ';
+		sp[n++] = c;
+	}
+	int rc2 = jscan_summary(sp, n, 5, &other);
+	if (rc != -ENOMEM && rc2 != -ENOMEM) {
+		if ((rc == 0) != (rc2 == 0))
+			fuzz_fail("a quick path took or declined what the member-by-member reading "
+				  "does not");
+		if (rc == 0) {
+			size_t a = fuzz_blocks_at(out), b = fuzz_blocks_at(&other);
+			if (out->len - a != other.len - b ||
+			    memcmp(out->p + a, other.p + b, out->len - a) != 0)
+				fuzz_fail("a quick path's blocks differ from the member-by-member "
+					  "reading's");
+		}
+	}
+	jscan_buf_free(&other);
+	free(sp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jscan_buf out = {0};
@@ -107,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_valid(text, size, "the summary");
 		fuzz_record(&out);
 	}
+	fuzz_spaced(text, size, rc, &out);
 	jscan_buf_free(&out);
 	free(text);
 	return 0;

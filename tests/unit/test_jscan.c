@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +319,179 @@ static void test_thread_as_written(void)
 	jscan_buf_free(&out);
 }
 
+/*
+ * A summary written as the binary writes it (indented by two spaces, buckets on one line),
+ * with one change (shape): the objects of the plan and of per_thread, and the buckets, are read
+ * in one comparison a member, with the white space learned from the object before; anything
+ * else as any object is. Either way the blocks are those of the same text with a space before
+ * every comma (which no quick path takes), and a repeated key is declined.
+ */
+enum quick_shape {
+	SHAPE_WRITTEN,	     /* as written */
+	SHAPE_DEEPER,	     /* thread 1 and plan entry 1 indented two more */
+	SHAPE_NO_SPACE,	     /* thread 0 without a space after its colons */
+	SHAPE_TIMED,	     /* thread 2 with the two timed-pass keys, plan entry 2 with smt */
+	SHAPE_MORE,	     /* thread 1 with one more key */
+	SHAPE_TAB,	     /* a tab before thread 2's last key */
+	SHAPE_SPACED_PAIR,   /* a space in the middle of the buckets */
+	SHAPE_REPEATED,	     /* thread 1 with a key repeated: declined */
+	SHAPE_REPEATED_PLAN, /* plan entry 1 with a key repeated: declined */
+	SHAPE_COUNT
+};
+
+static void put(struct jscan_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct jscan_buf *b, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	REQUIRE(n >= 0 && (size_t)n < sizeof(line) && jscan_buf_put(b, line, (size_t)n) == 0);
+}
+
+/*
+ * The members "key": value (kv, n strings) of an object at indent ind, its braces at ind - 2;
+ * the member kv[tab] after a tab too (tab >= n: none).
+ */
+static void put_object(struct jscan_buf *b, int ind, const char *colon, const char *const *kv,
+		       size_t n, size_t tab)
+{
+	put(b, "{\n");
+	for (size_t k = 0; k < n; k += 2)
+		put(b, "%s%s%*s\"%s\"%s%s", k ? ",\n" : "", k == tab ? "\t" : "", ind, "", kv[k],
+		    colon, kv[k + 1]);
+	put(b, "\n%*s}", ind - 2, "");
+}
+
+static void written_summary(struct jscan_buf *b, enum quick_shape shape)
+{
+	b->len = 0;
+	put(b, "{\n  \"schema\": \"stagebench.node/3\",\n  \"threads\": [\n");
+	for (int i = 0; i < 3; i++) {
+		char num[3][24];
+		const char *kv[10] = {"index", num[0],	  "cpu", num[1], "core",
+				      num[0],  "package", "0",	 "smt",	 "1"};
+		size_t n = shape == SHAPE_TIMED && i == 2 ? 10 : 8;
+		snprintf(num[0], sizeof(num[0]), "%d", i);
+		snprintf(num[1], sizeof(num[1]), "%d", i + 2);
+		if (shape == SHAPE_REPEATED_PLAN && i == 1)
+			kv[4] = "cpu";
+		put(b, "    ");
+		put_object(b, shape == SHAPE_DEEPER && i == 1 ? 8 : 6, ": ", kv, n, n);
+		put(b, i < 2 ? ",\n" : "\n");
+	}
+	put(b, "  ],\n  \"tests\": [\n    {\n      \"test\": \"2\",\n      \"parts\": [\n");
+	put(b, "        {\n          \"part\": \"2a\",\n          \"latency_hist\": {\n");
+	put(b, "            \"count\": 12,\n            \"buckets\": [[1100,7],[1101,%s5]]\n",
+	    shape == SHAPE_SPACED_PAIR ? " " : "");
+	put(b, "          },\n          \"per_thread\": [\n");
+	for (int i = 0; i < 3; i++) {
+		char num[6][40];
+		const char *kv[34] = {"index",
+				      num[0],
+				      "cpu",
+				      num[1],
+				      "core",
+				      num[0],
+				      "release_at",
+				      num[2],
+				      "release_at_ns",
+				      num[3],
+				      "first_io_at_ns",
+				      "1800000000001409714",
+				      "late_by_s",
+				      "0"};
+		size_t n = 14;
+		snprintf(num[0], sizeof(num[0]), "%d", i);
+		snprintf(num[1], sizeof(num[1]), "%d", i + 2);
+		snprintf(num[2], sizeof(num[2]), "1800000000.00%d1407", i);
+		snprintf(num[3], sizeof(num[3]), "18000000000%d1407552", i);
+		snprintf(num[4], sizeof(num[4]), "0.5039268%d", 9 - 3 * i);
+		snprintf(num[5], sizeof(num[5]), "%d", 18000 + (shape == SHAPE_MORE && i == 1));
+		if (shape == SHAPE_TIMED && i == 2) {
+			kv[n++] = "first_pass_s", kv[n++] = "0.25";
+			kv[n++] = "rest_pass_median_s", kv[n++] = "null";
+		}
+		const char *tail[] = {"time_s", num[4], "bytes",     "73728000",
+				      "ops",	num[5], "deviation", "-0.052083332288802464",
+				      "error",	"null", "reason",    "null"};
+		for (size_t k = 0; k < sizeof(tail) / sizeof(tail[0]); k++)
+			kv[n++] = tail[k];
+		if (shape == SHAPE_MORE && i == 1)
+			kv[n++] = "more", kv[n++] = "[1]";
+		if (shape == SHAPE_REPEATED && i == 1)
+			kv[n++] = "ops", kv[n++] = "1";
+		put(b, "            ");
+		put_object(b, shape == SHAPE_DEEPER && i == 1 ? 16 : 14,
+			   shape == SHAPE_NO_SPACE && i == 0 ? ":" : ": ", kv, n,
+			   shape == SHAPE_TAB && i == 2 ? n - 2 : n);
+		put(b, i < 2 ? ",\n" : "\n");
+	}
+	put(b, "          ]\n        }\n      ]\n    }\n  ],\n  \"status\": \"ok\"\n}\n");
+}
+
+/* text with a space before each comma outside its strings (it has no escape). */
+static void spaced(struct jscan_buf *to, const struct jscan_buf *text)
+{
+	bool in_string = false;
+	to->len = 0;
+	for (size_t i = 0; i < text->len; i++) {
+		if (text->p[i] == '"')
+			in_string = !in_string;
+		if (text->p[i] == ',' && !in_string)
+			REQUIRE(jscan_buf_put(to, " ", 1) == 0);
+		REQUIRE(jscan_buf_put(to, text->p + i, 1) == 0);
+	}
+}
+
+/* Where the blocks of a record begin (their count, after its text). */
+static size_t blocks_at(const struct jscan_buf *out)
+{
+	return 5 + (size_t)rd(&(struct reader){out->p, 1, out->len}, 4);
+}
+
+static void test_quick_paths(void)
+{
+	struct jscan_buf text = {0}, other = {0}, a = {0}, b = {0}, first = {0};
+
+	for (int shape = 0; shape < SHAPE_COUNT; shape++) {
+		written_summary(&text, (enum quick_shape)shape);
+		spaced(&other, &text);
+		a.len = b.len = 0;
+		int ra = jscan_summary((const char *)text.p, text.len, 5, &a);
+		int rb = jscan_summary((const char *)other.p, other.len, 5, &b);
+		bool declined = shape == SHAPE_REPEATED || shape == SHAPE_REPEATED_PLAN;
+		CHECK_MSG(ra == (declined ? -EINVAL : 0) && rb == ra, "shape %d: %d and %d", shape,
+			  ra, rb);
+		if (ra != 0 || rb != 0)
+			continue;
+		size_t at = blocks_at(&a), bt = blocks_at(&b);
+		CHECK_MSG(a.len - at == b.len - bt && memcmp(a.p + at, b.p + bt, a.len - at) == 0,
+			  "shape %d: the blocks differ from those read member by member", shape);
+		if (shape == SHAPE_WRITTEN)
+			REQUIRE(jscan_buf_put(&first, a.p + at, a.len - at) == 0);
+		else if (shape == SHAPE_DEEPER || shape == SHAPE_NO_SPACE || shape == SHAPE_TAB ||
+			 shape == SHAPE_SPACED_PAIR)
+			CHECK_MSG(a.len - at == first.len &&
+				      memcmp(a.p + at, first.p, first.len) == 0,
+				  "shape %d: white space changed the blocks", shape);
+	}
+	/* three blocks: the plan's length, the buckets and three threads */
+	struct reader r = {first.p, 0, first.len};
+	CHECK(rd(&r, 4) == 3);
+	CHECK(rd(&r, 1) == 'P' && rd(&r, 4) == 3);
+	CHECK(rd(&r, 1) == 'H' && rd(&r, 4) == 2);
+	CHECK(rd(&r, 8) == 1100 && rd(&r, 8) == 1101 && rd(&r, 8) == 7 && rd(&r, 8) == 5);
+	CHECK(rd(&r, 1) == 'T' && rd(&r, 4) == 3 && rd(&r, 4) == 3);
+	CHECK(rdf(&r) == 0.50392689 && rdf(&r) == 0.50392686 && rdf(&r) == 0.50392683);
+	jscan_buf_free(&text);
+	jscan_buf_free(&other);
+	jscan_buf_free(&a);
+	jscan_buf_free(&b);
+	jscan_buf_free(&first);
+}
+
 /* mant / 10^k by jscan_decimal and by strtod of the decimal: the same double, bit for bit. */
 static int decimal_same(uint64_t mant, int k)
 {
@@ -384,5 +559,6 @@ int main(void)
 	test_sums_and_ties();
 	test_many_keys();
 	test_thread_as_written();
+	test_quick_paths();
 	return check_done();
 }
