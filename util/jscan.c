@@ -83,6 +83,8 @@ struct jscan {
 	int64_t *pairs; /* a buckets array's [index, count], reused */
 	size_t npairs, cappairs;
 	struct jscan_seps thread_seps, plan_seps;
+	double *times; /* a per_thread array's times, and as many to sort them through, reused */
+	size_t captimes;
 };
 
 void jscan_buf_free(struct jscan_buf *b)
@@ -950,13 +952,50 @@ static int jscan_sums(struct jscan *s, size_t n)
 }
 
 /*
+ * The n doubles at at (unaligned) sorted in place, equal ones in their order (-0.0 before or
+ * after 0.0 as they came): a merge sort. The collector sorts the threads' times of a whole
+ * chunk of summaries; runs already sorted are merged rather than sorted again. 0 or -ENOMEM.
+ */
+static int jscan_sort_times(struct jscan *s, unsigned char *at, size_t n)
+{
+	if (n < 2)
+		return 0;
+	if (s->captimes < n) {
+		double *more = realloc(s->times, 2 * n * sizeof(*more));
+		if (!more)
+			return -ENOMEM;
+		s->times = more;
+		s->captimes = n;
+	}
+	double *v = s->times, *tmp = s->times + n;
+	memcpy(v, at, n * sizeof(*v));
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				tmp[k++] = v[j] < v[i] ? v[j++] : v[i++];
+			while (i < mid)
+				tmp[k++] = v[i++];
+			while (j < hi)
+				tmp[k++] = v[j++];
+		}
+		double *x = v;
+		v = tmp;
+		tmp = x;
+	}
+	memcpy(at, v, n * sizeof(*v));
+	return 0;
+}
+
+/*
  * A part's per_thread: summaries.py's _threads_fast on it, declined where that would not take
  * its fast path or where a thread carries an error. 'T', u32 threads, u32 ran; the times of the
- * threads that ran (f64); u8 1 and the first least and the first greatest release (f64, u8 is
- * an integer) when any ran, else u8 0; u32 kept and that many slowest threads (f64 time, u8 is
- * an integer, i64 index, i64 cpu), greatest first, the earlier of equal ones first; u8 1 and
- * jscan_sums' figures when there are threads and every release_at_ns, ops and bytes is an
- * integer, else u8 0.
+ * threads that ran (f64), sorted, equal ones (-0.0 and 0.0) in their order; u8 1 and the first
+ * least and the first greatest release (f64, u8 is an integer) when any ran, else u8 0; u32 kept
+ * and that many slowest threads (f64 time, u8 is an integer, i64 index, i64 cpu), greatest first,
+ * the earlier of equal ones first; u8 1 and jscan_sums' figures when there are threads and every
+ * release_at_ns, ops and bytes is an integer, else u8 0.
  */
 static int jscan_threads(struct jscan *s)
 {
@@ -1011,6 +1050,9 @@ static int jscan_threads(struct jscan *s)
 			top[at] = i;
 		}
 	}
+	if (rc)
+		return rc;
+	rc = jscan_sort_times(s, b->p + at_ran + 4, ran);
 	if (rc)
 		return rc;
 	uint32_t ran32 = (uint32_t)ran;
@@ -1143,5 +1185,6 @@ out:
 	jscan_buf_free(&s.blocks);
 	free(s.th);
 	free(s.pairs);
+	free(s.times);
 	return rc;
 }

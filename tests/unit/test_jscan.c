@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -484,12 +485,37 @@ static void test_quick_paths(void)
 	CHECK(rd(&r, 1) == 'H' && rd(&r, 4) == 2);
 	CHECK(rd(&r, 8) == 1100 && rd(&r, 8) == 1101 && rd(&r, 8) == 7 && rd(&r, 8) == 5);
 	CHECK(rd(&r, 1) == 'T' && rd(&r, 4) == 3 && rd(&r, 4) == 3);
-	CHECK(rdf(&r) == 0.50392689 && rdf(&r) == 0.50392686 && rdf(&r) == 0.50392683);
+	CHECK(rdf(&r) == 0.50392683 && rdf(&r) == 0.50392686 && rdf(&r) == 0.50392689);
 	jscan_buf_free(&text);
 	jscan_buf_free(&other);
 	jscan_buf_free(&a);
 	jscan_buf_free(&b);
 	jscan_buf_free(&first);
+}
+
+/*
+ * The times of a per_thread block come sorted, equal ones in their order: -0.0 and 0.0 as they
+ * came (the collector's median of a part takes the one its file order puts first).
+ */
+#define TT(i, t)                                                                                   \
+	"{\"index\":" #i ",\"cpu\":" #i ",\"release_at\":1.5,\"release_at_ns\":1500000000,"        \
+	"\"time_s\":" t ",\"bytes\":1,\"ops\":1,\"error\":null}"
+static void test_sorted_times(void)
+{
+	static const char text[] = TH(TT(0, "0.5") "," TT(1, "0.0") "," TT(2, "-0.0") "," TT(
+	    3, "0.25") "," TT(4, "0.0") "," TT(5, "-0.0") "," TT(6, "7") "," TT(7, "0.125"));
+	static const double want[] = {0.0, -0.0, 0.0, -0.0, 0.125, 0.25, 0.5, 7};
+	struct jscan_buf out = {0};
+
+	REQUIRE(jscan_summary(text, strlen(text), 5, &out) == 0);
+	struct reader r = {out.p, blocks_at(&out), out.len};
+	CHECK(rd(&r, 4) == 1);
+	CHECK(rd(&r, 1) == 'T' && rd(&r, 4) == 8 && rd(&r, 4) == 8);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		double t = rdf(&r);
+		CHECK_MSG(t == want[i] && signbit(t) == signbit(want[i]), "time %zu: %g", i, t);
+	}
+	jscan_buf_free(&out);
 }
 
 /* mant / 10^k by jscan_decimal and by strtod of the decimal: the same double, bit for bit. */
@@ -560,5 +586,6 @@ int main(void)
 	test_many_keys();
 	test_thread_as_written();
 	test_quick_paths();
+	test_sorted_times();
 	return check_done();
 }
