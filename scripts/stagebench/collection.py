@@ -129,8 +129,8 @@ class Group:
         self.test, self.rep, self.part = test, rep, part
         self.entries = {}  # node -> Entry
         self.hist = Hist()
-        # the thread times of the nodes that ran it: one array a chunk, sorted (unsorted, in
-        # file order, where it holds a -0.0: see thread_median)
+        # the thread times of the nodes that ran it: one array a chunk, sorted (where it holds
+        # a -0.0, each node's sorted in file order, equal ones as they came: see thread_median)
         self.runs = []
         self.unsorted = False
         self.top = []  # (time, node, index, cpu)
@@ -163,7 +163,8 @@ class Group:
         """The median of every thread time (None without one), as the median of them all
         sorted in file order would be: the k-th smallest found in the sorted runs. A -0.0,
         which equals 0.0, would make which of the two stands at k depend on the order, so
-        then they are sorted as one, in file order."""
+        then they are sorted as one, in file order (each node's times come sorted, equal ones
+        in their order: sorting them again keeps that order)."""
         n = sum(map(len, self.runs))
         if not n:
             return None

@@ -645,7 +645,9 @@ def _part_rest(p, part, where, top, door, scalars=None):
                                                                               where)
             p["columns"] = None
         p["threads"] = len(threads)
-        p["times"] = times.tobytes()
+        # sorted, equal ones (-0.0 and 0.0) in their order, as the door hands them: a chunk's
+        # times are then sorted runs, merged rather than sorted again
+        p["times"] = array.array("d", sorted(times)).tobytes()
         if not p["error"] and first_err:
             p["error"] = first_err
     p["hist"] = _hist(part, where, door)
@@ -852,7 +854,10 @@ def _summary(s, name, rep_offset, top, door=None):
         raise Bad("schema is %s, expected %s" % (
             json.dumps(schema)[:60] if schema is not None else "missing",
             " or ".join(NODE_SCHEMAS)))
-    out = _summary_facts(s, name, schema, run)
+    try:
+        out = _facts_fast(s, name, schema, run)
+    except _Slow:
+        out = _summary_facts(s, name, schema, run)
     if door is not None and "threads" in s:
         out["plan_threads"] = door.plan(s["threads"])
     _summary_tests(out, s, rep_offset, top, door)
@@ -886,6 +891,78 @@ def _summary_facts(s, name, schema, run):
     out["scale"] = run.get("scale") if isinstance(run.get("scale"), str) else None
     _summary_v2(out, s, schema, clock, run)
     return out
+
+
+def _facts_fast(s, name, schema, run):
+    """_summary_facts' out (the same keys in the same order), in one pass without a call a
+    field; _Slow when any of its checks would not pass, or anything is unusual (_summary_facts
+    then reads it, and names what is wrong)."""
+    get = s.get
+    node, status = get("node"), get("status")
+    if type(node) is not str or type(status) is not str or not common.node_name_ok(node):
+        raise _Slow
+    fs, clock, errors = get("fs", {}), get("clock", {}), get("errors", [])
+    if type(fs) is not dict or type(clock) is not dict or type(errors) is not list:
+        raise _Slow
+    build, cores = get("build"), get("cores")
+    host, dir_, version, warnings = get("host"), get("dir"), get("version"), get("warnings", [])
+    scale, ov = run.get("scale"), run.get("overrides", _MISSING)
+    maxerr, esterr, ntp = clock.get("maxerror_us"), clock.get("esterror_us"), \
+        clock.get("ntp_synchronized")
+    interval, rid = run.get("interval_s"), run.get("run_id")
+    if not (version is None or type(version) is str) or type(warnings) is not list or \
+            not (maxerr is None or type(maxerr) is int and 0 <= maxerr <= UINT64_MAX) or \
+            not (esterr is None or type(esterr) is int and 0 <= esterr <= UINT64_MAX) or \
+            not (ov is _MISSING or type(ov) is list and all(type(x) is str for x in ov)) or \
+            not (interval is None or type(interval) in _NUM and 0 <= interval < _INF) or \
+            not (rid is None or type(rid) is str and common.run_id_ok(rid)):
+        raise _Slow
+    if build is None:
+        build_id = exe = src = describe = dirty = None
+    elif type(build) is dict:
+        bget = build.get
+        build_id, exe, src = bget("id"), bget("exe_sha256"), bget("source_sha256")
+        describe, dirty = bget("describe"), bget("dirty")
+        if type(build_id) is not str or \
+                not (exe is None or type(exe) is str and _HEX64.match(exe)) or \
+                not (src is None or type(src) is str and _HEX64.match(src)) or \
+                not (describe is None or type(describe) is str) or \
+                not (dirty is None or type(dirty) is bool):
+            raise _Slow
+    else:
+        raise _Slow
+    if cores is not None:
+        if type(cores) is not dict:
+            raise _Slow
+        c = {k: cores.get(k) for k in ("online", "allowed", "used")}
+        for v in c.values():
+            if type(v) is not int or not 0 <= v <= UINT64_MAX:
+                raise _Slow
+        c["chosen_by"] = cores.get("chosen_by")
+        if not (c["chosen_by"] is None or type(c["chosen_by"]) is str):
+            raise _Slow
+        cores = c
+    fs_type, fs_source = fs.get("type"), fs.get("source")
+    threads = get("threads")
+    return {
+        "file": name, "error": None, "node": node,
+        "host": host if isinstance(host, str) else None,
+        "dir": dir_ if isinstance(dir_, str) else None,
+        "fs": {"type": fs_type if isinstance(fs_type, str) else None,
+               "source": fs_source if isinstance(fs_source, str) else None},
+        "ntp": ntp is True, "ntp_known": isinstance(ntp, bool), "maxerror_us": maxerr,
+        "status": status, "exit_code": _opt_num(get("exit_code")),
+        "errors": [e for e in errors if isinstance(e, str)][:3],
+        "entries": [], "test_errors": [],
+        "scale": scale if isinstance(scale, str) else None,
+        "schema": schema, "node_version": version, "build_id": build_id,
+        "exe_sha256": exe, "source_sha256": src, "describe": describe, "dirty": dirty,
+        "run_id": rid, "cores": cores,
+        "plan_threads": len(threads) if isinstance(threads, list) else None,
+        "warnings": [x for x in warnings if isinstance(x, str)][:20],
+        "esterror_us": esterr, "overrides": None if ov is _MISSING else ov[:20],
+        "interval_s": interval,
+    }
 
 
 def _summary_tests(out, s, rep_offset, top, door=None):

@@ -430,6 +430,64 @@ class Fuzz(unittest.TestCase):
         self.assertGreater(fast, CASES // 4)
         self.assertGreater(refused, CASES // 10)
 
+    def test_facts_fast(self):
+        """A summary's own facts checked in one pass (summaries._facts_fast) against the
+        checks one call a field (_summary_facts): on the real summaries with their fields
+        swapped for wrong and right values, the same facts, keys in the same order, wherever
+        the one pass takes them; where the checks refuse, the one pass does too; and it takes
+        the summaries that pass."""
+        docs = [json.loads(read_bytes(path)) for path in self.summaries
+                if os.path.basename(path).startswith("node")]
+        paths = [("node",), ("status",), ("host",), ("dir",), ("version",), ("exit_code",),
+                 ("errors",), ("warnings",), ("threads",), ("fs",), ("fs", "type"),
+                 ("fs", "source"), ("clock",), ("clock", "ntp_synchronized"),
+                 ("clock", "maxerror_us"), ("clock", "esterror_us"), ("run",),
+                 ("run", "scale"), ("run", "overrides"), ("run", "interval_s"),
+                 ("run", "run_id"), ("build",), ("build", "id"), ("build", "exe_sha256"),
+                 ("build", "source_sha256"), ("build", "describe"), ("build", "dirty"),
+                 ("cores",), ("cores", "online"), ("cores", "allowed"), ("cores", "used"),
+                 ("cores", "chosen_by")]
+        right = ["node7", "n.1", ".x", "r1", "r/1", "a" * 64, "A" * 64, "0" * 63,
+                 "a" * 64 + "\n", ["a", "b"], ["a", 1], [], {}, {"online": 2, "allowed": 2,
+                 "used": 2}, {"id": "x"}, 0, 5, -1, 2 ** 64 - 1, 2 ** 64, 1.5, -0.5, -0.0, 0.0,
+                 float("nan"), float("inf"), True, False, None]
+
+        def facts(fn, s):
+            run = s.get("run") if isinstance(s.get("run"), dict) else {}
+            try:
+                return _plain(fn(s, "node1.json", s.get("schema"), run))
+            except S.Bad as e:
+                return "Bad: %s" % e
+            except S._Slow:
+                return None
+
+        fast = refused = 0
+        for i in range(CASES):
+            s = json.loads(json.dumps(self.rng.choice(docs)))
+            for _ in range(self.rng.choice((0, 1, 1, 2, 3))):
+                path = self.rng.choice(paths)
+                parent = s
+                for k in path[:-1]:
+                    parent = parent.get(k) if isinstance(parent, dict) else None
+                if not isinstance(parent, dict):
+                    continue
+                if self.rng.random() < 0.15:
+                    parent.pop(path[-1], None)
+                else:
+                    pool = SWAPS if self.rng.random() < 0.3 else right
+                    parent[path[-1]] = json.loads(json.dumps(self.rng.choice(pool),
+                                                             allow_nan=True))
+            each = facts(S._summary_facts, s)
+            one = facts(S._facts_fast, s)
+            if one is not None:
+                fast += 1
+                self.assertEqual(one, each, "facts case %d: %s" % (i, json.dumps(s)[:3000]))
+            refused += each.startswith("Bad")
+        print("facts: %d cases, %d in one pass, %d refused, seed %d"
+              % (CASES, fast, refused, SEED))
+        self.assertGreater(fast, CASES // 4)
+        self.assertGreater(refused, CASES // 10)
+
     def test_door_collect(self):
         """The whole report of the real run, through the door and without it: the same."""
         from stagebench import scan
