@@ -345,5 +345,5 @@ class Clocks:
 
     def steps(self):
         """Every step of every node, in node order."""
-        return [s for n in sorted(self.clocks, key=common.natural_key)
+        return [s for n in common.natural_sorted(n for n, c in self.clocks.items() if c.steps)
                 for _j, s in sorted(self.clocks[n].steps.items())]
