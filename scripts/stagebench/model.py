@@ -118,6 +118,8 @@ class Record:
 def to_json_value(v):
     """A value of a field as JSON: records as their objects, lists and objects element by
     element."""
+    if type(v) in _PLAIN:  # most values: as they are
+        return v
     if isinstance(v, Record):
         return v.to_json()
     if isinstance(v, list):
@@ -125,6 +127,9 @@ def to_json_value(v):
     if isinstance(v, dict):
         return {k: to_json_value(x) for k, x in v.items()}
     return v
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,8 +713,12 @@ def to_json(report):
     return dumps_indented(report.to_json()) + "\n"
 
 
-_SCALARS = (str, int, float, type(None))  # bool is an int
+# What json's C encoder writes at once: scalars (their exact types; anything else goes through
+# the recursion, which writes it alike), under keys that are strings.
+_FLAT = frozenset((str, int, float, bool, type(None)))
+_KEYS = frozenset((str,))
 _flat_encoders = {}
+_string = json.encoder.encode_basestring_ascii  # json.dumps of a str, without its call
 
 
 def dumps_indented(value, indent=1):
@@ -727,11 +736,10 @@ def _dump(v, level, unit, out):
     if isinstance(v, tuple):
         v = list(v)
     if isinstance(v, dict) and v:
-        flat = all(type(k) is str for k in v) and all(isinstance(x, _SCALARS) for x in
-                                                      v.values())
+        flat = _KEYS.issuperset(map(type, v)) and _FLAT.issuperset(map(type, v.values()))
         opener, closer = "{", "}"
     elif isinstance(v, list) and v:
-        flat = all(isinstance(x, _SCALARS) for x in v)
+        flat = _FLAT.issuperset(map(type, v))
         opener, closer = "[", "]"
     else:
         out.append(json.dumps(v))  # a scalar, {} or []
@@ -746,8 +754,8 @@ def _dump(v, level, unit, out):
     out.append(opener)
     if opener == "{":
         for i, (k, x) in enumerate(v.items()):
-            out.append(("," if i else "") + inner + json.dumps(k if type(k) is str else
-                                                               _key(k)) + ": ")
+            out.append(("," if i else "") + inner + (_string(k) if type(k) is str else
+                                                     json.dumps(_key(k))) + ": ")
             _dump(x, level + 1, unit, out)
     else:
         for i, x in enumerate(v):

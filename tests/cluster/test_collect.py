@@ -694,11 +694,21 @@ class NodeSets(unittest.TestCase):
     def test_dumps_indented_is_jsons(self):
         # the report's JSON writer is json.dumps(indent=...) byte for byte, on random values
         # with every scalar json treats apart (NaN, inf, -0.0, big ints, non-str keys,
-        # escapes, tuples, empty containers)
+        # escapes, tuples, empty containers, subclasses of int, float and str)
         from stagebench.model import dumps_indented
+
+        class Int(int):
+            pass
+
+        class Float(float):
+            pass
+
+        class Str(str):
+            pass
         rnd = random.Random(5)
         scalars = (None, True, False, 0, -3, 10 ** 20, 1.5, float("nan"), float("-inf"),
-                   -0.0, 1e-300, "", "a\"b\\\n\u00e9\U0001f600\x00")
+                   -0.0, 1e-300, "", "a\"b\\\n\u00e9\U0001f600\x00", Int(7), Float(2.5),
+                   Str("s\u00e9"))
         keys = ("k", "\u00e9", "a\nb", 3, 2.5, True, None, False)
 
         def value(depth):
