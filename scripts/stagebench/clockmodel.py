@@ -230,6 +230,8 @@ class NodeClock:
 
     def _known(self, t0, t1):
         """The steps the node recorded in (t0, t1] (None: unbounded on that side)."""
+        if not self.recorded:  # most nodes: the sum of nothing
+            return 0
         return sum(s for t, s in self.recorded
                    if (t0 is None or t > t0) and (t1 is None or t <= t1))
 

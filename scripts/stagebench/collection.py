@@ -308,8 +308,8 @@ class Sums:
                 else:
                     a[4], a[5] = lo, (a[5] << (_WIDE * (a[4] - lo))) + v
         t = array.array("d")
-        t.frombytes(p["times"])
-        if t and min(t) == 0 and any(math.copysign(1.0, x) < 0 for x in t if x == 0):
+        t.frombytes(p["times"])  # sorted (the door's, the reader's): t[0] is the least
+        if t and t[0] == 0 and any(math.copysign(1.0, x) < 0 for x in t if x == 0):
             self.negative_zero = True
         self.times.extend(t)
         for tt, index, cpu in p["top"]:  # greatest first: once one is left out, so are the rest

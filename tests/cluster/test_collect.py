@@ -691,6 +691,31 @@ class NodeSets(unittest.TestCase):
             got = sums.export()[1][(7, 44)][4]
             self.assertEqual(got, sorted((i, c) for i, c in want.items() if c), case)
 
+    def test_thread_median_in_file_order(self):
+        # the median of every thread time of a part, from chunks of nodes whose times come
+        # sorted (the door's and the reader's, equal ones in their order) through Sums and
+        # Group: the median of them all in file order, -0.0 or 0.0 alike
+        import array
+        import math
+        from stagebench import collection as C
+        rnd = random.Random(7)
+        for case in range(400):
+            g, everything, sums = C.Group("2", 1, "2a"), [], C.Sums()
+            for k in range(rnd.randint(1, 20)):
+                # zeros often enough that the median is one (a case in four)
+                times = [rnd.choice((0.0, -0.0)) if rnd.random() < 0.45 else
+                         rnd.choice((0.25, 0.5, 1.0)) for _ in range(rnd.randint(1, 6))]
+                everything += times
+                sums.add("n%d" % k, {"hist": None, "top": [],
+                                     "times": array.array("d", sorted(times)).tobytes()})
+                if rnd.random() < 0.3:  # the end of a chunk
+                    g.merge(sums.export())
+                    sums = C.Sums()
+            g.merge(sums.export())
+            want, got = statistics.median(everything), g.thread_median()
+            self.assertEqual((got, math.copysign(1.0, got)), (want, math.copysign(1.0, want)),
+                             "case %d: %s" % (case, everything))
+
     def test_dumps_indented_is_jsons(self):
         # the report's JSON writer is json.dumps(indent=...) byte for byte, on random values
         # with every scalar json treats apart (NaN, inf, -0.0, big ints, non-str keys,
