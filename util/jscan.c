@@ -67,7 +67,8 @@ struct jscan_seps {
 	const void *table; /* the keys the separators are of; NULL: none learned */
 	char w[JSCAN_SEP_SPACE], sp[JSCAN_SEP_SPACE];
 	size_t wlen, splen;
-	char sep[JSCAN_SEP_KEYS][1 + 2 * JSCAN_SEP_SPACE + 32];
+	char sep[JSCAN_SEP_KEYS]
+		[1 + 2 * JSCAN_SEP_SPACE + 32]; /* 32: a key and its quotes, colon */
 	size_t len[JSCAN_SEP_KEYS];
 };
 
@@ -712,6 +713,9 @@ static const struct jscan_written jscan_plan_written[] = {
     JSCAN_AS_WRITTEN("smt", -1, true),
 };
 #define JSCAN_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(JSCAN_COUNT(jscan_thread_written) <= JSCAN_SEP_KEYS &&
+		   JSCAN_COUNT(jscan_plan_written) <= JSCAN_SEP_KEYS,
+	       "a separator for each key");
 
 /* Whether the n bytes at p (before e) are those of t, compared eight at a time. */
 static inline bool jscan_same(const char *p, const char *e, const char *t, size_t n)
