@@ -129,6 +129,8 @@ def to_json_value(v):
     return v
 
 
+# The plain JSON types (exact: bool apart from int): a value of one is written as it is, and an
+# object or array of them at once by json's C encoder (dumps_indented).
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
@@ -713,9 +715,8 @@ def to_json(report):
     return dumps_indented(report.to_json()) + "\n"
 
 
-# What json's C encoder writes at once: scalars (their exact types; anything else goes through
-# the recursion, which writes it alike), under keys that are strings.
-_FLAT = frozenset((str, int, float, bool, type(None)))
+# Keys json's C encoder writes at once, with values of _PLAIN types (anything else goes through
+# the recursion, which writes it alike).
 _KEYS = frozenset((str,))
 _flat_encoders = {}
 _string = json.encoder.encode_basestring_ascii  # json.dumps of a str, without its call
@@ -736,10 +737,10 @@ def _dump(v, level, unit, out):
     if isinstance(v, tuple):
         v = list(v)
     if isinstance(v, dict) and v:
-        flat = _KEYS.issuperset(map(type, v)) and _FLAT.issuperset(map(type, v.values()))
+        flat = _KEYS.issuperset(map(type, v)) and _PLAIN.issuperset(map(type, v.values()))
         opener, closer = "{", "}"
     elif isinstance(v, list) and v:
-        flat = _FLAT.issuperset(map(type, v))
+        flat = _PLAIN.issuperset(map(type, v))
         opener, closer = "[", "]"
     else:
         out.append(json.dumps(v))  # a scalar, {} or []

@@ -35,11 +35,11 @@ class Declined(Exception):
 class Threads:
     """A per_thread block: n threads; times (bytes of an array of doubles: the times of those
     that ran, sorted, equal ones in their order); rel_min, rel_max (the first least and
-    greatest release of those, of the type the summary wrote, None when none ran); top (the slowest (time, index, cpu),
-    greatest first); sums: what selfcheck.py checks of the threads (the first release in ns,
-    the greatest release offset + time and its thread's index, the ops and the bytes every
-    thread has, each None when they differ), or None when there are no threads or one of
-    their release_at_ns, ops and bytes is not an integer."""
+    greatest release of those, of the type the summary wrote, None when none ran); top (the
+    slowest (time, index, cpu), greatest first); sums: what selfcheck.py checks of the threads
+    (the first release in ns, the greatest release offset + time and its thread's index, the
+    ops and the bytes every thread has, each None when they differ), or None when there are no
+    threads or one of their release_at_ns, ops and bytes is not an integer."""
 
     __slots__ = ("n", "times", "rel_min", "rel_max", "top", "sums")
 

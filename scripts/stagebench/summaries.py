@@ -893,6 +893,9 @@ def _summary_facts(s, name, schema, run):
     return out
 
 
+_CORE_COUNTS = ("online", "allowed", "used")  # a summary's "cores": whole numbers, required
+
+
 def _facts_fast(s, name, schema, run):
     """_summary_facts' out (the same keys in the same order), in one pass without a call a
     field; _Slow when any of its checks would not pass, or anything is unusual (_summary_facts
@@ -934,7 +937,7 @@ def _facts_fast(s, name, schema, run):
     if cores is not None:
         if type(cores) is not dict:
             raise _Slow
-        c = {k: cores.get(k) for k in ("online", "allowed", "used")}
+        c = {k: cores.get(k) for k in _CORE_COUNTS}
         for v in c.values():
             if type(v) is not int or not 0 <= v <= UINT64_MAX:
                 raise _Slow
@@ -1107,7 +1110,7 @@ def _summary_v3(out, s, build, run):
     if cores is _MISSING:
         out["cores"] = None
     else:
-        c = {k: _int(cores, k, "cores.") for k in ("online", "allowed", "used")}
+        c = {k: _int(cores, k, "cores.") for k in _CORE_COUNTS}
         c["chosen_by"] = _str(cores, "chosen_by", "cores.", required=False)
         out["cores"] = c
     threads = s.get("threads")

@@ -272,6 +272,12 @@ static void test_sums_and_ties(void)
 	"\"deviation\": 0.031250000191852534, \"error\": null, \"reason\": null"
 #define WRITTEN WRITTEN_HEAD WRITTEN_NS "\"late_by_s\": 0, " WRITTEN_TAIL "}"
 
+/* Where the blocks of a record begin (their count, after its text). */
+static size_t blocks_at(const struct jscan_buf *out)
+{
+	return 5 + (size_t)rd(&(struct reader){out->p, 1, out->len}, 4);
+}
+
 static int scan_text(const char *text, struct jscan_buf *out)
 {
 	out->len = 0;
@@ -308,8 +314,7 @@ static void test_thread_as_written(void)
 		int rc = scan_text(same[i], &out);
 		CHECK_MSG(rc == 0, "as written, case %zu: %d", i, rc);
 		/* the same blocks after the text (the text differs where the keys do) */
-		size_t a = 5 + (size_t)rd(&(struct reader){want.p, 1, want.len}, 4);
-		size_t b = 5 + (size_t)rd(&(struct reader){out.p, 1, out.len}, 4);
+		size_t a = blocks_at(&want), b = blocks_at(&out);
 		CHECK_MSG(rc == 0 && want.len - a == out.len - b &&
 			      memcmp(want.p + a, out.p + b, want.len - a) == 0,
 			  "as written, case %zu: other blocks", i);
@@ -444,12 +449,6 @@ static void spaced(struct jscan_buf *to, const struct jscan_buf *text)
 			REQUIRE(jscan_buf_put(to, " ", 1) == 0);
 		REQUIRE(jscan_buf_put(to, text->p + i, 1) == 0);
 	}
-}
-
-/* Where the blocks of a record begin (their count, after its text). */
-static size_t blocks_at(const struct jscan_buf *out)
-{
-	return 5 + (size_t)rd(&(struct reader){out->p, 1, out->len}, 4);
 }
 
 static void test_quick_paths(void)
