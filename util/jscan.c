@@ -67,8 +67,8 @@ struct jscan_seps {
 	const void *table; /* the keys the separators are of; NULL: none learned */
 	char w[JSCAN_SEP_SPACE], sp[JSCAN_SEP_SPACE];
 	size_t wlen, splen;
-	char sep[JSCAN_SEP_KEYS]
-		[1 + 2 * JSCAN_SEP_SPACE + 32]; /* 32: a key and its quotes, colon */
+	/* ",", white space, the key (32: with its quotes and colon), white space */
+	char sep[JSCAN_SEP_KEYS][1 + 2 * JSCAN_SEP_SPACE + 32];
 	size_t len[JSCAN_SEP_KEYS];
 };
 
