@@ -600,7 +600,7 @@ def _cores_rule(facts):
         cores = facts[n].cores
         if not cores:
             unknown.append(n)
-        for online, allowed, used, how in sorted(cores):
+        for online, allowed, used, how in sorted(cores, key=_cores_order):
             if used < allowed:
                 few.append("%s ran %d thread%s on %d allowed cores (%s)" % (
                     n, used, "" if used == 1 else "s", allowed, _chosen(how)))
@@ -616,6 +616,13 @@ def _cores_rule(facts):
               % (len(facts), "" if len(facts) == 1 else "s")]
     return Rule(rule=name, ok=False if few or restricted else None if unknown else True,
                 evidence="; ".join(ev))
+
+
+def _cores_order(c):
+    """A node's cores (online, allowed, used, chosen by) in order: by the counts, then what
+    chose them, one that does not say (None: a summary without it) first; the order of
+    tuples, which cannot compare None with a name."""
+    return c[:3], c[3] is not None, c[3] or ""
 
 
 def _chosen(how):

@@ -310,6 +310,22 @@ class Report(Case):
             self.assertIn("NOT NTP-synchronized", ct.report_text(rep))
             self.assertEqual(collect(GOOD, require_ntp=True)["exit_code"], 1)
 
+    def test_invocations_that_differ_in_what_chose_the_cores(self):
+        """Two invocations on one node, the second's summary without cores.chosen_by (an
+        optional field): the node's cores are judged, not compared as tuples (None against a
+        name raised TypeError in the report)."""
+        s = self.summary(NODES[0])
+        first, second = copy.deepcopy(s), copy.deepcopy(s)
+        first["tests"], second["tests"] = s["tests"][:1], s["tests"][1:]
+        del second["cores"]["chosen_by"]
+        self.write("%s.first.json" % NODES[0], first)
+        self.write("%s.second.json" % NODES[0], second)
+        rep = collect(self.dir)
+        self.assertEqual(rep["invalid"], [])
+        rule = [r for r in rep["validity"]["rules"] if r["rule"] == "one job per core on every "
+                "node"]
+        self.assertEqual(len(rule), 1, rep["validity"])
+
 
 class SummaryReader(Case):
     """summaries.read_summary on one file: what it keeps, and the reason it gives for a file
