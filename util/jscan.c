@@ -640,10 +640,18 @@ static bool jscan_pairs_quick(struct jscan *s, size_t *count)
 	return false;
 }
 
-/* A histogram's buckets ('H', u32 n, the n indexes, the n counts, as int64). */
+/*
+ * A histogram's buckets ('H', u32 n, the n indexes, the n counts, as int64), then what
+ * summaries.py's _hist_fast checks of them, so that it makes no Python number of each: the
+ * least and the greatest index and the least count (i64, 0 without buckets), u8 1 and the sum
+ * of the counts (u64) when none is negative and the sum fits in 64 bits, else u8 0 and 0.
+ */
 static int jscan_buckets(struct jscan *s)
 {
 	size_t n;
+	int64_t lo_i = 0, hi_i = 0, lo_c = 0;
+	uint64_t sum = 0;
+	bool fits = true;
 	int rc = jscan_cut(s);
 	s->npairs = 0;
 	if (rc == 0 && !jscan_pairs_quick(s, &n))
@@ -652,10 +660,29 @@ static int jscan_buckets(struct jscan *s)
 		rc = jscan_put_u8(&s->blocks, 'H');
 	if (rc == 0)
 		rc = jscan_put_u32(&s->blocks, n);
-	for (size_t k = 0; rc == 0 && k < n; k++)
-		rc = jscan_put_i64(&s->blocks, s->pairs[2 * k]);
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		int64_t i = s->pairs[2 * k], c = s->pairs[2 * k + 1];
+		if (k == 0 || i < lo_i)
+			lo_i = i;
+		if (k == 0 || i > hi_i)
+			hi_i = i;
+		if (k == 0 || c < lo_c)
+			lo_c = c;
+		fits = fits && c >= 0 && !__builtin_add_overflow(sum, (uint64_t)c, &sum);
+		rc = jscan_put_i64(&s->blocks, i);
+	}
 	for (size_t k = 0; rc == 0 && k < n; k++)
 		rc = jscan_put_i64(&s->blocks, s->pairs[2 * k + 1]);
+	if (rc == 0)
+		rc = jscan_put_i64(&s->blocks, lo_i);
+	if (rc == 0)
+		rc = jscan_put_i64(&s->blocks, hi_i);
+	if (rc == 0)
+		rc = jscan_put_i64(&s->blocks, lo_c);
+	if (rc == 0)
+		rc = jscan_put_u8(&s->blocks, fits);
+	if (rc == 0)
+		rc = jscan_put_i64(&s->blocks, fits ? (int64_t)sum : 0);
 	s->copied = s->p;
 	return rc;
 }

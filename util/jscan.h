@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* The record's first bytes, and what stagebench-scan prints first (the format's version). */
-#define JSCAN_MAGIC "SBSCAN2\n"
+#define JSCAN_MAGIC "SBSCAN3\n"
 
 /* A growing byte buffer; zeroed it is empty, jscan_buf_free releases it. */
 struct jscan_buf {
@@ -32,7 +32,8 @@ void jscan_buf_free(struct jscan_buf *b);
  * collector's checks would look at more closely than this door does (a backslash, a byte
  * outside ASCII, a thread with an error, a value of unusual type or size, invalid JSON, a
  * repeated key in any object, an object of more than 128 keys); -ENOMEM. The text handed on
- * holds no repeated key: the collector parses it without looking for one (SBSCAN2).
+ * holds no repeated key: the collector parses it without looking for one (SBSCAN2);
+ * a buckets block ends with the figures the collector checks of them (SBSCAN3).
  */
 int jscan_summary(const char *text, size_t len, unsigned top, struct jscan_buf *out);
 

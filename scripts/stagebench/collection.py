@@ -588,8 +588,9 @@ def _add(c, rec):
 def read_manifest(path):
     """The launcher's manifest at path, through the door and checked: the manifest, or a
     string saying why it cannot be used. Runs in a worker process, or in the collector."""
+    plain = []
     try:
-        m = load_json(path)
+        m = load_json(path, plain=plain)
     except (OSError, Bad) as e:
         return "launcher manifest unreadable: %s" % (
             e if isinstance(e, Bad) else common.errno_text(e))
@@ -598,7 +599,7 @@ def read_manifest(path):
             common.safe_text(json.dumps(m.get("schema")))[:60] if isinstance(m, dict)
             else None)
     try:
-        return check_manifest(m)
+        return check_manifest(m, plain=plain[0])
     except Bad as e:
         return "launcher manifest invalid: %s" % e
     except Exception as e:  # a structure no check foresaw: named and skipped, no traceback

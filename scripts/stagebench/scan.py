@@ -19,12 +19,14 @@ from . import catalogue
 from . import files
 
 # SBSCAN2: the text of a record holds no repeated key in any object (the door compared them
-# all; it declines a summary that has one), and is parsed without that check.
-MAGIC = b"SBSCAN2\n"
+# all; it declines a summary that has one), and is parsed without that check. SBSCAN3: a
+# buckets block ends with the least and greatest index, the least count and their sum.
+MAGIC = b"SBSCAN3\n"
 _U32 = struct.Struct("=I")
 _TYPED = struct.Struct("=dB")
 _TOP = struct.Struct("=dBqq")
 _SUMS = struct.Struct("=qdqBqBq")
+_HIST = struct.Struct("=qqqBQ")
 _program = []  # [path or None], once a process
 
 
@@ -46,7 +48,9 @@ class Threads:
 
 class Door:
     """One scanned summary: its text (the long arrays replaced by block numbers), its blocks
-    (Threads; ("plan", length); ("buckets", indexes, counts), arrays of int64)."""
+    (Threads; ("plan", length); ("buckets", indexes, counts, figures): arrays of int64 and
+    (least index, greatest index, least count, sum of the counts: None when one is negative
+    or the sum is over 2**64 - 1), the figures 0 without buckets)."""
 
     __slots__ = ("text", "blocks")
 
@@ -73,11 +77,11 @@ class Door:
         return b[1]
 
     def buckets(self, k):
-        """(indexes, counts) of the buckets of block k."""
+        """(indexes, counts, figures) of the buckets of block k."""
         b = self._block(k)
         if type(b) is not tuple or b[0] != "buckets":
             raise Declined
-        return b[1], b[2]
+        return b[1], b[2], b[3]
 
 
 def program():
@@ -166,7 +170,9 @@ def _record(data, at):
             n = _U32.unpack_from(data, at)[0]
             idx, at = _array("q", data, at + 4, n)
             cnt, at = _array("q", data, at, n)
-            b = ("buckets", idx, cnt)
+            lo_i, hi_i, lo_c, fits, total = _HIST.unpack_from(data, at)
+            at += _HIST.size
+            b = ("buckets", idx, cnt, (lo_i, hi_i, lo_c, total if fits else None))
         else:
             raise Declined
         blocks.append(b)

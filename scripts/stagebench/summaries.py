@@ -166,13 +166,13 @@ def _depth_ok(obj, limit=MAX_DEPTH):
     return True
 
 
-def load_json(path, limit=MAX_FILE_BYTES, strict=True):
+def load_json(path, limit=MAX_FILE_BYTES, strict=True, plain=None):
     """The JSON value of the file at path, through the door; Bad (one line) otherwise. A file
     that cannot be read raises OSError. strict (the manifest, baselines: used as a whole) also
     refuses integers over MAX_INT_DIGITS digits, floats that overflow and nesting deeper than
     MAX_DEPTH anywhere; a summary, of which only checked fields are used, leaves those to the
     field checks (it is read 10,000 times in a large run: a scan of every number would cost
-    more than the parsing)."""
+    more than the parsing). plain: a list, given, gets whether the text is plain (_plain)."""
     # O_NONBLOCK: a FIFO at the name must not hold the reader (it is refused below)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
@@ -209,7 +209,17 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True):
         raise Bad("not valid JSON (truncated or damaged): %s" % e)
     if strict and not _depth_ok(obj):
         raise Bad("not valid JSON: nested deeper than %d" % MAX_DEPTH)
+    if plain is not None:
+        plain.append(_plain(text))
     return obj
+
+
+def _plain(text):
+    """Whether no string of the parsed JSON text holds a character common.safe_text escapes
+    (a control character): the text is ASCII without DEL and without a backslash. A string's
+    characters are the text's own (the parser refuses a raw one below 0x20 in a string) or
+    escapes, which all begin with a backslash. Each test is one pass in C, or none (isascii)."""
+    return text.isascii() and "\\" not in text and "\x7f" not in text
 
 
 _NUM = frozenset((int, float))
@@ -413,8 +423,9 @@ def _hist_fast(h, door=None):
             raise _Slow
         last = hist_last(sub_bits, max_bits)
         if door is not None:
-            idx, cnt = door.buckets(b)
-            if idx and (min(idx) < 0 or max(idx) > last or min(cnt) < 0):
+            # the door's figures of its buckets: no Python number made of each
+            idx, cnt, (lo_i, hi_i, lo_c, total) = door.buckets(b)
+            if idx and (lo_i < 0 or hi_i > last or lo_c < 0):
                 raise _Slow
         elif b:
             if set(map(type, b)) != {list} or set(map(len, b)) != {2}:
@@ -423,9 +434,11 @@ def _hist_fast(h, door=None):
             if set(map(type, idx)) != _INT or set(map(type, cnt)) != _INT or \
                     min(idx) < 0 or max(idx) > last or min(cnt) < 0 or max(cnt) > INT64_MAX:
                 raise _Slow
+            total = sum(cnt)
         else:
             idx = cnt = ()
-        if sum(cnt) != nums[2]:
+            total = 0
+        if total != nums[2]:
             raise _Slow
     except (TypeError, KeyError, AttributeError, OverflowError):
         raise _Slow
@@ -1167,10 +1180,12 @@ def _names(obj, key, where, check):
                                                            if isinstance(x, str) else x))
 
 
-def check_manifest(m):
+def check_manifest(m, plain=False):
     """A launcher manifest (stagebench.manifest/1) checked like the summaries: node names by
     the binary's rule, tests and parts of the catalogue, numbers finite and in range, strings
-    escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller."""
+    escaped. Returns it; Bad with the reason otherwise. The schema is checked by the caller.
+    plain: m was parsed from a text load_json found plain, and has nothing to escape (the walk
+    over every string of a 100,000-node manifest is a second of the collector's time)."""
     cat = catalogue.load()
     _names(m, "nodes", "", common.node_name_ok)
     if m.get("run_id") is not None and not common.run_id_ok(m.get("run_id")):
@@ -1221,7 +1236,7 @@ def check_manifest(m):
         _num(rnd, "start_at", w, required=False, lo=0, hi=MAX_EPOCH)
         if rnd.get("failed") is not None:
             _by_node(rnd["failed"], w + "failed", _failed_entry)
-    return common.safe_json(m)
+    return m if plain else common.safe_json(m)
 
 
 def _check_expected_binary(m):

@@ -173,6 +173,24 @@ class Inputs(unittest.TestCase):
         p = self.collect("--format", "json")
         self.assertIn("boom \\\\x1b[31m", p.stdout)
 
+    def test_manifest_text_escaped_however_written(self):
+        """The manifest's strings are escaped whether its control characters are written raw
+        (DEL, a C1 CSI: JSON allows them in a string) or as escapes; a manifest with none is
+        read as it is (the collector then skips the walk over its strings)."""
+        from stagebench import collection
+        path = os.path.join(self.run_dir, "manifest.json")
+        m = json.loads(self.text("manifest.json"))
+        for note, want in (("del \x7f", "del \\x7f"), ("csi \x9b31m", "csi \\x9b31m"),
+                           ("bell \x07", "bell \\x07"), ("plain", "plain")):
+            for ascii_only in (False, True):
+                doc = dict(m, notes=[note])
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f, ensure_ascii=ascii_only)
+                got = collection.read_manifest(path)
+                self.assertIsInstance(got, dict, got)
+                self.assertEqual(got["notes"], [want], (note, ascii_only))
+                self.assertEqual(got["nodes"], m["nodes"])
+
     def test_summary_text_escaped_at_the_door(self):
         """What a node wrote in its summary (errors, mount source) is kept escaped by the
         reader, whoever prints it next (the collector, the launcher's report)."""

@@ -183,6 +183,11 @@ static void test_record(void)
 	CHECK_U64(rd(&r, 8), 9);
 	CHECK_U64(rd(&r, 8), 1);
 	CHECK_U64(rd(&r, 8), 2);
+	CHECK_U64(rd(&r, 8), 7); /* the least index, the greatest, the least count, their sum */
+	CHECK_U64(rd(&r, 8), 9);
+	CHECK_U64(rd(&r, 8), 1);
+	CHECK(rd(&r, 1) == 1);
+	CHECK_U64(rd(&r, 8), 3);
 	CHECK(rd(&r, 1) == 'T');
 	CHECK_U64(rd(&r, 4), 3); /* threads */
 	CHECK_U64(rd(&r, 4), 2); /* ran: thread 2's release is 0 */
@@ -483,6 +488,8 @@ static void test_quick_paths(void)
 	CHECK(rd(&r, 1) == 'P' && rd(&r, 4) == 3);
 	CHECK(rd(&r, 1) == 'H' && rd(&r, 4) == 2);
 	CHECK(rd(&r, 8) == 1100 && rd(&r, 8) == 1101 && rd(&r, 8) == 7 && rd(&r, 8) == 5);
+	CHECK(rd(&r, 8) == 1100 && rd(&r, 8) == 1101 && rd(&r, 8) == 5 && rd(&r, 1) == 1 &&
+	      rd(&r, 8) == 12);
 	CHECK(rd(&r, 1) == 'T' && rd(&r, 4) == 3 && rd(&r, 4) == 3);
 	CHECK(rdf(&r) == 0.50392683 && rdf(&r) == 0.50392686 && rdf(&r) == 0.50392689);
 	jscan_buf_free(&text);
@@ -515,6 +522,43 @@ static void test_sorted_times(void)
 		CHECK_MSG(t == want[i] && signbit(t) == signbit(want[i]), "time %zu: %g", i, t);
 	}
 	jscan_buf_free(&out);
+}
+
+/*
+ * A buckets block's figures (the least and greatest index, the least count, the sum): in any
+ * order of the buckets; no sum when a count is negative or the sum is over 2^64 - 1; zeros
+ * without buckets.
+ */
+#define HB(b) "{\"tests\":[{\"parts\":[{\"latency_hist\":{\"buckets\":" b "}}]}]}"
+static void test_bucket_figures(void)
+{
+	static const struct {
+		const char *text;
+		int64_t lo_i, hi_i, lo_c;
+		int fits;
+		uint64_t sum;
+	} cases[] = {
+	    {HB("[[9,2],[3,5],[7,0]]"), 3, 9, 0, 1, 7},
+	    {HB("[[4,1],[5,-1]]"), 4, 5, -1, 0, 0},
+	    {HB("[[1,9223372036854775807],[2,9223372036854775807],[3,2]]"), 1, 3, 2, 0, 0},
+	    {HB("[[1,9223372036854775807],[2,9223372036854775807],[3,1]]"), 1, 3, 1, 1, UINT64_MAX},
+	    {HB("[]"), 0, 0, 0, 1, 0},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct jscan_buf out = {0};
+		REQUIRE(jscan_summary(cases[k].text, strlen(cases[k].text), 5, &out) == 0);
+		struct reader r = {out.p, blocks_at(&out), out.len};
+		CHECK(rd(&r, 4) == 1 && rd(&r, 1) == 'H');
+		int64_t n = rd(&r, 4);
+		r.at += (size_t)(16 * n);
+		int64_t lo_i = rd(&r, 8), hi_i = rd(&r, 8), lo_c = rd(&r, 8), fits = rd(&r, 1);
+		uint64_t sum = (uint64_t)rd(&r, 8);
+		CHECK_MSG(lo_i == cases[k].lo_i && hi_i == cases[k].hi_i && lo_c == cases[k].lo_c &&
+			      fits == cases[k].fits && sum == cases[k].sum && r.at == r.len,
+			  "case %zu: %lld %lld %lld %lld %llu", k, (long long)lo_i, (long long)hi_i,
+			  (long long)lo_c, (long long)fits, (unsigned long long)sum);
+		jscan_buf_free(&out);
+	}
 }
 
 /* mant / 10^k by jscan_decimal and by strtod of the decimal: the same double, bit for bit. */
@@ -586,5 +630,6 @@ int main(void)
 	test_thread_as_written();
 	test_quick_paths();
 	test_sorted_times();
+	test_bucket_figures();
 	return check_done();
 }
