@@ -56,6 +56,34 @@ static void fuzz_valid(const char *text, size_t len, const char *what)
 	jdoc_free(&doc);
 }
 
+/* A buckets block: its figures (the least and greatest index, the least count, the sum of the
+ * counts when none is negative and it fits in 64 bits) are those of its buckets. */
+static void fuzz_buckets(struct fuzz_rd *r)
+{
+	uint64_t n = fuzz_take(r, 4);
+	int64_t lo_i = 0, hi_i = 0, lo_c = 0;
+	unsigned __int128 sum = 0;
+	bool negative = false;
+	if (r->len - r->at < 16 * n)
+		fuzz_fail("a record shorter than its layout");
+	for (uint64_t k = 0; k < n; k++) {
+		int64_t i = (int64_t)fuzz_take(r, 8);
+		lo_i = k == 0 || i < lo_i ? i : lo_i;
+		hi_i = k == 0 || i > hi_i ? i : hi_i;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		int64_t c = (int64_t)fuzz_take(r, 8);
+		lo_c = k == 0 || c < lo_c ? c : lo_c;
+		negative = negative || c < 0;
+		sum += c < 0 ? 0 : (uint64_t)c;
+	}
+	bool fits = !negative && sum <= UINT64_MAX;
+	if ((int64_t)fuzz_take(r, 8) != lo_i || (int64_t)fuzz_take(r, 8) != hi_i ||
+	    (int64_t)fuzz_take(r, 8) != lo_c || fuzz_take(r, 1) != fits ||
+	    fuzz_take(r, 8) != (fits ? (uint64_t)sum : 0))
+		fuzz_fail("a buckets block's figures are not those of its buckets");
+}
+
 static void fuzz_record(const struct jscan_buf *out)
 {
 	struct fuzz_rd r = {out->p, 0, out->len};
@@ -72,8 +100,7 @@ static void fuzz_record(const struct jscan_buf *out)
 		if (kind == 'P') {
 			fuzz_take(&r, 4);
 		} else if (kind == 'H') {
-			uint64_t n = fuzz_take(&r, 4);
-			fuzz_take(&r, 16 * n);
+			fuzz_buckets(&r);
 		} else if (kind == 'T') {
 			uint64_t n = fuzz_take(&r, 4), ran = fuzz_take(&r, 4);
 			if (ran > n)
