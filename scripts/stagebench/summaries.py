@@ -195,6 +195,7 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True, plain=None):
     except UnicodeDecodeError as e:
         raise Bad("not UTF-8 text (byte %d)" % e.start)
     m = _long_int(data, text) if strict else None
+    ascii_only = len(text) == len(data)  # UTF-8 writes any other character in 2 bytes or more
     del data
     if m:
         raise Bad("an integer of %d digits is out of range" % len(m.group(1)))
@@ -210,16 +211,16 @@ def load_json(path, limit=MAX_FILE_BYTES, strict=True, plain=None):
     if strict and not _depth_ok(obj):
         raise Bad("not valid JSON: nested deeper than %d" % MAX_DEPTH)
     if plain is not None:
-        plain.append(_plain(text))
+        plain.append(_plain(text, ascii_only))
     return obj
 
 
-def _plain(text):
+def _plain(text, ascii_only):
     """Whether no string of the parsed JSON text holds a character common.safe_text escapes
-    (a control character): the text is ASCII without DEL and without a backslash. A string's
-    characters are the text's own (the parser refuses a raw one below 0x20 in a string) or
-    escapes, which all begin with a backslash. Each test is one pass in C, or none (isascii)."""
-    return text.isascii() and "\\" not in text and "\x7f" not in text
+    (a control character): the text is ASCII (ascii_only) without DEL and without a backslash.
+    A string's characters are the text's own (the parser refuses a raw one below 0x20 in a
+    string) or escapes, which all begin with a backslash. Each test is one pass in C."""
+    return ascii_only and "\\" not in text and "\x7f" not in text
 
 
 _NUM = frozenset((int, float))
