@@ -11,6 +11,7 @@ are its JSON; its other attributes (EXTRA) are for the outputs that need more th
 import csv
 import io
 import json
+import keyword
 
 from .common import REPORT_SCHEMA, without_cycle_gc
 
@@ -90,6 +91,11 @@ class Record:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         cls._FIELD_NAMES = names(cls.FIELDS)
+        if "__init__" not in cls.__dict__:
+            init = _constructor(cls._FIELD_NAMES, tuple(cls.EXTRA))
+            if init is not None:
+                init.__qualname__ = "%s.__init__" % cls.__qualname__  # named in its errors
+                cls.__init__ = init
 
     def __init__(self, **values):
         pop = values.pop
@@ -113,6 +119,24 @@ class Record:
     def to_json(self):
         return {f.name: to_json_value(getattr(self, f.name)) for f in self.FIELDS
                 if f.when is None or f.when(self)}
+
+
+def _constructor(fields, extra):
+    """A record class's own __init__: its fields (required) and extra attributes (None when not
+    given) as keyword-only arguments, each assigned in one statement, or None where a name cannot
+    be a parameter (Record.__init__ then takes them). Record.__init__'s loop over the names cost
+    more than the rest of a small record's making (a 100,000-node report makes 200,000 of them:
+    0.57 s of its 6.4 s). The source is made of the class's own declared names, never of data."""
+    every = fields + extra
+    if len(set(every)) != len(every) or \
+            not all(n.isidentifier() and not keyword.iskeyword(n) and n != "self" for n in every):
+        return None
+    params = list(fields) + ["%s=None" % n for n in extra]
+    src = "def __init__(self%s):\n" % ("".join(", " + p for p in ["*"] + params) if params else "")
+    src += "".join("    self.%s = %s\n" % (n, n) for n in every) or "    pass\n"
+    scope = {}
+    exec(src, scope)  # noqa: S102 (names checked as identifiers above)
+    return scope["__init__"]
 
 
 def to_json_value(v):
