@@ -610,6 +610,38 @@ class RateUnits(ct.TempDirCase):
                          {"bytes written"})
 
 
+class Records(unittest.TestCase):
+    """The report's record classes: each made by a constructor of its own from its declared
+    names, or by Record.__init__ where a name cannot be a parameter; both alike."""
+
+    def test_constructors(self):
+        from stagebench import model as M
+
+        class Plain(M.Record):
+            FIELDS = (M.Field("a", "number", None, "a"), M.Field("b", "string", None, "b"))
+            EXTRA = ("x",)
+            __slots__ = M.names(FIELDS) + EXTRA
+
+        class Keyword(M.Record):
+            FIELDS = (M.Field("a", "number", None, "a"), M.Field("from", "string", None, "k"))
+            __slots__ = M.names(FIELDS)
+
+        self.assertIsNot(Plain.__init__, M.Record.__init__)
+        self.assertIs(Keyword.__init__, M.Record.__init__)
+        for cls, key in ((Plain, "b"), (Keyword, "from")):
+            r = cls(**{"a": 1, key: "v"})
+            self.assertEqual((r.a, getattr(r, key)), (1, "v"))
+            self.assertEqual(r.to_json(), {"a": 1, key: "v"})
+            with self.assertRaises(TypeError) as e:
+                cls(a=1)
+            self.assertIn(cls.__name__, str(e.exception))
+            with self.assertRaises(TypeError):
+                cls(**{"a": 1, key: "v", "other": 2})
+        self.assertIsNone(Plain(a=1, b=2).x)
+        self.assertEqual(Plain(a=1, b=2, x=3).x, 3)
+        self.assertEqual(Plain.make(a=1).to_json(), {"a": 1, "b": None})
+
+
 class NodeSets(unittest.TestCase):
     def setUp(self):
         global N, catalogue
