@@ -523,8 +523,10 @@ def all_dir():
 class Validity(Case):
     def spec_like(self, **change):
         """The real summaries of `run all` as a spec run would write them (edited: spec scale
-        takes far longer than a test, this machine has no NTP, and its load makes threads
-        late)."""
+        takes far longer than a test, this machine has no NTP, its load makes threads late,
+        and its nodes share one page cache: a node that measured its residency after another
+        had begun to read their one replica saw that one's pages, as two nodes of their own
+        would not)."""
         out = {}
         for n in NODES:
             s = ct.load(os.path.join(all_dir(), n + ".json"))
@@ -534,6 +536,8 @@ class Validity(Case):
                 p["late"], p["late_by_s"] = False, 0
                 if p["status"] == "late":
                     p["status"] = "ok"
+                if p.get("cache_expected") == "cold" and p.get("cache_residency"):
+                    p["cache_residency"] = 0.0
             if n in change:
                 change[n](s)
             out[n] = s
