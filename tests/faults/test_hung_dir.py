@@ -179,9 +179,12 @@ class SlowProbe(ft.FaultCase):
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertLess(took, CHECK_BOUND + SLACK)
         doc = json.loads(p.stdout)
-        bad = [f for f in doc["findings"] if f["status"] == "fail"]
-        self.assertEqual([(f["area"], f["check"]) for f in bad], [("probe", "run")], doc)
-        self.assertTrue(bad[0]["message"].startswith("not finished after %d s:" % CHECK_BOUND))
+        bad = {(f["area"], f["check"]): f for f in doc["findings"] if f["status"] == "fail"}
+        # the CPU busy beside the probe is named as well where it was (this test beside
+        # others, a hypervisor's steal: the check measures the CPUs it runs on)
+        self.assertEqual(set(bad) - {("cpu", "available")}, {("probe", "run")}, doc)
+        self.assertTrue(bad[("probe", "run")]["message"].startswith(
+            "not finished after %d s:" % CHECK_BOUND))
         self.assertIn(("fs", "writable"), [(f["area"], f["check"]) for f in doc["findings"]])
         # a probe stuck in a pass is killed: what it left is known, and clean all removes it
         time.sleep(0.5)
