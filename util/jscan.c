@@ -679,10 +679,12 @@ static int jscan_buckets(struct jscan *s)
 		rc = jscan_put_i64(&s->blocks, hi_i);
 	if (rc == 0)
 		rc = jscan_put_i64(&s->blocks, lo_c);
+	if (!fits)
+		sum = 0;
 	if (rc == 0)
 		rc = jscan_put_u8(&s->blocks, fits);
 	if (rc == 0)
-		rc = jscan_put_i64(&s->blocks, fits ? (int64_t)sum : 0);
+		rc = jscan_buf_put(&s->blocks, &sum, sizeof(sum));
 	s->copied = s->p;
 	return rc;
 }

@@ -132,7 +132,7 @@ def _constructor(fields, extra):
             not all(n.isidentifier() and not keyword.iskeyword(n) and n != "self" for n in every):
         return None
     params = list(fields) + ["%s=None" % n for n in extra]
-    src = "def init(self%s):\n" % ("".join(", " + p for p in ["*"] + params) if params else "")
+    src = "def init(self%s):\n" % (", *, " + ", ".join(params) if params else "")
     src += "".join("    self.%s = %s\n" % (n, n) for n in every) or "    pass\n"
     scope = {}
     exec(src, scope)  # noqa: S102 (names checked as identifiers above)

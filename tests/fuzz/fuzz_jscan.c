@@ -56,16 +56,16 @@ static void fuzz_valid(const char *text, size_t len, const char *what)
 	jdoc_free(&doc);
 }
 
-/* A buckets block: its figures (the least and greatest index, the least count, the sum of the
- * counts when none is negative and it fits in 64 bits) are those of its buckets. */
+/*
+ * A buckets block: its figures (the least and greatest index, the least count, the sum of the
+ * counts when none is negative and it fits in 64 bits) are those of its buckets.
+ */
 static void fuzz_buckets(struct fuzz_rd *r)
 {
 	uint64_t n = fuzz_take(r, 4);
 	int64_t lo_i = 0, hi_i = 0, lo_c = 0;
 	unsigned __int128 sum = 0;
 	bool negative = false;
-	if (r->len - r->at < 16 * n)
-		fuzz_fail("a record shorter than its layout");
 	for (uint64_t k = 0; k < n; k++) {
 		int64_t i = (int64_t)fuzz_take(r, 8);
 		lo_i = k == 0 || i < lo_i ? i : lo_i;
